@@ -1,0 +1,43 @@
+# gw — two commands on a fresh machine:
+#   make run    the gateway on examples/quickstart (installs what it needs first)
+#   make test   the whole test suite (installs what it needs first)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: run test check golden bench install system-deps clean
+
+run: $(STAMP)
+	$(BIN)/gw up examples/quickstart --echo-port 9000
+
+test: $(STAMP) system-deps
+	$(BIN)/pytest -q
+
+check: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+golden: $(STAMP)
+	$(BIN)/pytest -q tests/golden --update-goldens
+
+bench: $(STAMP) system-deps
+	$(BIN)/python -m bench
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+system-deps:
+	scripts/system-deps
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from gw.cli.gw import main
+
+main()

@@ -1,0 +1,104 @@
+"""Building blocks shared by every resource kind: the model base, metadata, references.
+
+Every gw model rejects unknown fields and spells fields in lowerCamelCase exactly as the
+manifests do (SPEC.md). Models are frozen: a parsed resource is a value that the store
+hands out and the translator reads, never mutates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Model(BaseModel):
+    """Base of every spec object: camelCase aliases, unknown fields refused, immutable."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+class ResourceRef(Model):
+    """A reference to another resource by name and namespace.
+
+    An empty namespace means "the namespace of the resource that holds the reference"
+    (the established gateway's rule); `refs.py` in the translator applies it.
+    """
+
+    name: str
+    namespace: str = ""
+
+
+class Metadata(Model):
+    """The orchestrator's object metadata. The fields the orchestrator itself writes are
+    accepted so that `kubectl get -o yaml` output can be dropped into a folder as is."""
+
+    name: str = Field(min_length=1)
+    namespace: str = "default"
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    resource_version: str | None = None
+    generation: int | None = None
+    uid: str | None = None
+    creation_timestamp: Any = None
+    deletion_timestamp: Any = None
+    deletion_grace_period_seconds: int | None = None
+    generate_name: str | None = None
+    self_link: str | None = None
+    owner_references: list[dict[str, Any]] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Resource(Model):
+    """A top-level manifest: `apiVersion`, `kind`, `metadata`, `spec`.
+
+    Subclasses set `API_VERSION` and `KIND` and type `spec`. A `status` written by a
+    controller (for example in `kubectl get -o yaml` output) is accepted and ignored:
+    statuses are computed, never read back.
+    """
+
+    API_VERSION: ClassVar[str] = ""
+    KIND: ClassVar[str] = ""
+    PLURAL: ClassVar[str] = ""
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+
+    api_version: str
+    kind: str
+    metadata: Metadata
+    status: Any = None
+
+    @property
+    def key(self) -> ResourceKey:
+        return ResourceKey(self.KIND, self.metadata.namespace, self.metadata.name)
+
+
+class ResourceKey(tuple[str, str, str]):
+    """(kind, namespace, name): how the store and the translator identify a resource."""
+
+    def __new__(cls, kind: str, namespace: str, name: str) -> ResourceKey:
+        return super().__new__(cls, (kind, namespace, name))
+
+    @property
+    def kind(self) -> str:
+        return self[0]
+
+    @property
+    def namespace(self) -> str:
+        return self[1]
+
+    @property
+    def name(self) -> str:
+        return self[2]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}.{self.name}"
+
+    def __repr__(self) -> str:
+        return f"ResourceKey({self.kind!r}, {self.namespace!r}, {self.name!r})"

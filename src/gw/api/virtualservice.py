@@ -1,0 +1,145 @@
+"""VirtualService (`gateway.vendor.io/v1`): a virtual host, its routes and their options."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from gw.api.duration import Duration
+from gw.api.extauth import ExtAuthExtension
+from gw.api.headers import HeaderManipulation
+from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.rbac import Rbac
+from gw.api.tls import SslConfig
+from gw.api.transform import TransformationStages
+
+
+class HeaderMatcher(Model):
+    name: str
+    value: str = ""
+    regex: bool = False
+    invert_match: bool = False
+
+
+class QueryParameterMatcher(Model):
+    name: str
+    value: str = ""
+    regex: bool = False
+
+
+class Matcher(Model):
+    """A request match. Exactly one path specifier (`prefix`, `exact` or `regex`)."""
+
+    prefix: str | None = None
+    exact: str | None = None
+    regex: str | None = None
+    case_sensitive: bool | None = None
+    headers: list[HeaderMatcher] = []
+    query_parameters: list[QueryParameterMatcher] = []
+    methods: list[str] = []
+
+
+class OrchServiceRef(Model):
+    """`routeAction.single.orch.ref`: an orchestrator Service. SPEC.md puts `port` in the
+    ref; the established API puts it beside the ref. Both spellings are accepted."""
+
+    name: str
+    namespace: str = ""
+    port: int | None = None
+
+
+class OrchDestination(Model):
+    ref: OrchServiceRef
+    port: int | None = None
+
+
+class Destination(Model):
+    upstream: ResourceRef | None = None
+    orch: OrchDestination | None = None
+
+
+class WeightedDestination(Model):
+    destination: Destination
+    weight: int = Field(default=0, ge=0)
+
+
+class MultiDestination(Model):
+    destinations: list[WeightedDestination] = []
+
+
+class RouteAction(Model):
+    single: Destination | None = None
+    multi: MultiDestination | None = None
+    upstream_group: ResourceRef | None = None
+
+
+class DirectResponseAction(Model):
+    status: int = Field(ge=200, le=599)
+    body: str | None = None
+
+
+class RedirectAction(Model):
+    host_redirect: str | None = None
+    path_redirect: str | None = None
+    prefix_rewrite: str | None = None
+    response_code: (
+        Literal[
+            "MOVED_PERMANENTLY", "FOUND", "SEE_OTHER", "TEMPORARY_REDIRECT", "PERMANENT_REDIRECT"
+        ]
+        | None
+    ) = None
+    https_redirect: bool = False
+    strip_query: bool = False
+    port_redirect: int | None = None
+
+
+class RouteOptions(Model):
+    prefix_rewrite: str | None = None
+    timeout: Duration | None = None
+    host_rewrite: str | None = None
+    auto_host_rewrite: bool | None = None
+    header_manipulation: HeaderManipulation | None = None
+    staged_transformations: TransformationStages | None = None
+    jwt: RouteJwt | None = None
+    rbac: Rbac | None = None
+    extauth: ExtAuthExtension | None = None
+
+
+class Route(Model):
+    matchers: list[Matcher] = []
+    route_action: RouteAction | None = None
+    redirect_action: RedirectAction | None = None
+    direct_response_action: DirectResponseAction | None = None
+    options: RouteOptions | None = None
+    name: str | None = None
+
+
+class VirtualHostOptions(Model):
+    jwt: VhostJwt | None = None
+    rbac: Rbac | None = None
+    extauth: ExtAuthExtension | None = None
+    staged_transformations: TransformationStages | None = None
+    header_manipulation: HeaderManipulation | None = None
+
+
+class VirtualHost(Model):
+    domains: list[str] = []
+    routes: list[Route] = []
+    options: VirtualHostOptions | None = None
+
+
+class VirtualServiceSpec(Model):
+    virtual_host: VirtualHost | None = None
+    ssl_config: SslConfig | None = None
+    display_name: str | None = None
+
+
+class VirtualService(Resource):
+    API_VERSION: ClassVar[str] = "gateway.vendor.io/v1"
+    KIND: ClassVar[str] = "VirtualService"
+    PLURAL: ClassVar[str] = "virtualservices"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("vs",)
+
+    spec: VirtualServiceSpec

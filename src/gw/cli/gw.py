@@ -1,0 +1,172 @@
+"""`gw`: the server side. `gw up DIR` runs everything on one machine; the other commands run
+one component each, as the orchestrator deployments do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gw import __version__
+from gw.cli.logging_setup import configure_logging
+
+app = typer.Typer(
+    help="gw: a declarative API gateway (server side).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def up(
+    folder: Annotated[
+        Path, typer.Argument(help="Folder of manifests to serve.", exists=True, file_okay=False)
+    ],
+    bind: Annotated[str, typer.Option(help="Address every component listens on.")] = "127.0.0.1",
+    http_port: Annotated[int, typer.Option(help="Proxy HTTP listener.")] = 8080,
+    https_port: Annotated[int, typer.Option(help="Proxy HTTPS listener.")] = 8443,
+    xds_port: Annotated[int, typer.Option(help="Control plane xDS (ADS).")] = 9977,
+    proxy_admin_port: Annotated[int, typer.Option(help="Envoy admin interface.")] = 19000,
+    debug_port: Annotated[int, typer.Option(help="Control-plane debug/admin server.")] = 9091,
+    echo_port: Annotated[
+        int | None, typer.Option(help="Also run the demo echo upstream on this port.")
+    ] = None,
+    log_level: str = "info",
+    envoy_log_level: str = "info",
+    concurrency: Annotated[int | None, typer.Option(help="Envoy worker threads.")] = None,
+) -> None:
+    """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
+    from gw.up import UpOptions, gw_home
+    from gw.up import up as run_up
+
+    home = gw_home()
+    configure_logging(log_level, home / "logs" / "gw.log")
+    options = UpOptions(
+        folder=folder,
+        bind=bind,
+        http_port=http_port,
+        https_port=https_port,
+        xds_port=xds_port,
+        proxy_admin_port=proxy_admin_port,
+        debug_port=debug_port,
+        echo_port=echo_port,
+        log_level=log_level,
+        envoy_log_level=envoy_log_level,
+        concurrency=concurrency,
+        home=home,
+    )
+    asyncio.run(run_up(options))
+
+
+@app.command()
+def controlplane(
+    folder: Annotated[
+        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
+    ],
+    bind: str = "0.0.0.0",
+    xds_port: int = 9977,
+    http_port: Annotated[int, typer.Option(help="Port the proxies' HTTP listener binds.")] = 8080,
+    https_port: Annotated[int, typer.Option(help="Port the proxies' HTTPS listener binds.")] = 8443,
+    proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
+    debug_port: int = 9091,
+    log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
+) -> None:
+    """Run the control plane alone: store, translator, xDS server (and the debug server when
+    START_STATS_SERVER is set)."""
+    from gw.translator import Options
+    from gw.up import start_controlplane
+
+    configure_logging(log_level)
+    stats = os.environ.get("START_STATS_SERVER", "").lower() not in ("", "0", "false", "no")
+
+    async def main() -> None:
+        servers = await start_controlplane(
+            folder,
+            Options(bind_address=proxy_bind, http_port=http_port, https_port=https_port),
+            bind=bind,
+            xds_port=xds_port,
+            debug_port=debug_port if stats else None,
+        )
+        await asyncio.gather(*servers.tasks)
+
+    asyncio.run(main())
+
+
+@app.command()
+def proxy(
+    xds: Annotated[
+        str, typer.Option(help="Control plane xDS address, host:port.")
+    ] = "127.0.0.1:9977",
+    admin_host: str = "127.0.0.1",
+    admin_port: int = 19000,
+    role: str = "gw-system~gateway-proxy",
+    node_id: Annotated[
+        str | None, typer.Option(help="Default: gateway-proxy-<host>-<pid>.")
+    ] = None,
+    log_level: str = "info",
+    concurrency: int | None = None,
+) -> None:
+    """Run a gateway proxy (Envoy) fed by the control plane at XDS."""
+    from gw.proxy.bootstrap import BootstrapOptions
+    from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
+
+    configure_logging("info")
+    host, _, port = xds.rpartition(":")
+    options = ProxyOptions(
+        bootstrap=BootstrapOptions(
+            node_id=node_id or f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
+            role=role,
+            xds_host=host.strip("[]"),
+            xds_port=int(port),
+            admin_host=admin_host,
+            admin_port=admin_port,
+        ),
+        log_level=log_level,
+        concurrency=concurrency,
+    )
+    supervisor = EnvoySupervisor(options)
+
+    async def main() -> None:
+        import signal
+
+        loop = asyncio.get_running_loop()
+        runner = asyncio.create_task(supervisor.run())
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(supervisor.stop()))
+        await runner
+
+    asyncio.run(main())
+
+
+@app.command()
+def echo(
+    host: str = "127.0.0.1",
+    port: int = 9000,
+    name: Annotated[
+        str, typer.Option(help="Returned in x-echo-name, to tell instances apart.")
+    ] = "echo",
+) -> None:
+    """Run the demo upstream: it answers with the request it received, as JSON."""
+    import uvicorn
+
+    from gw.echo import build_app
+
+    uvicorn.run(build_app(name), host=host, port=port, log_level="warning", access_log=False)
+
+
+@app.command()
+def version() -> None:
+    """Print the gw version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The loop: store → discovery → translate → xDS, and statuses back to the store.
+
+Between the store and the translator sits a latest-value cell, not a queue: when files
+change faster than translation runs, intermediate snapshots are skipped (last write wins).
+Translation runs in a worker thread so that the xDS server keeps answering meanwhile.
+An exception in translation is a bug: it is logged and reported on the Proxy, and the last
+good configuration keeps being served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gw.api import ResourceKey
+from gw.api.status import Status
+from gw.snapshot import Snapshot
+from gw.store.status import StatusBook
+from gw.translator import Options, Result, translate
+from gw.xds.cache import SnapshotCache
+
+log = logging.getLogger(__name__)
+
+#: Wait this long after a change for more changes before translating (editors save in
+#: several steps), but never delay a translation by more than `MAX_DELAY` in total.
+DEBOUNCE = 0.015
+MAX_DELAY = 0.1
+
+StatusListener = Callable[[Mapping[ResourceKey, Status | None], Snapshot], None]
+
+
+class Store(Protocol):
+    statuses: StatusBook
+
+    def watch(self) -> AsyncIterator[Snapshot]: ...
+
+
+Discovery = Callable[[Snapshot], Snapshot]
+
+
+@dataclass(slots=True)
+class Translation:
+    """What the control plane last did: for the admin API and `gwctl`."""
+
+    count: int = 0
+    last_duration: float = 0.0
+    last_at: float = 0.0
+    error: str | None = None
+    durations: list[float] = field(default_factory=list)
+
+
+class ControlPlane:
+    def __init__(
+        self,
+        store: Store,
+        cache: SnapshotCache,
+        options: Options = Options(),
+        *,
+        discovery: Discovery | None = None,
+        on_status: StatusListener | None = None,
+    ) -> None:
+        self.store = store
+        self.cache = cache
+        self.options = options
+        self.discovery = discovery
+        self.on_status = on_status
+        self.snapshot: Snapshot | None = None
+        self.result: Result | None = None
+        self.translation = Translation()
+        self.ready = asyncio.Event()
+        self._latest: Snapshot | None = None
+        self._changed = asyncio.Event()
+
+    async def run(self) -> None:
+        producer = asyncio.create_task(self._follow_store())
+        try:
+            await self._translate_forever()
+        finally:
+            producer.cancel()
+
+    async def _follow_store(self) -> None:
+        async for snapshot in self.store.watch():
+            self._latest = snapshot
+            self._changed.set()
+
+    async def _translate_forever(self) -> None:
+        while True:
+            await self._changed.wait()
+            started = time.monotonic()
+            # Debounce: let a burst of writes settle, within MAX_DELAY.
+            while time.monotonic() - started < MAX_DELAY:
+                self._changed.clear()
+                await asyncio.sleep(DEBOUNCE)
+                if not self._changed.is_set():
+                    break
+            self._changed.clear()
+            snapshot = self._latest
+            if snapshot is not None:
+                await self.apply(snapshot)
+
+    async def apply(self, snapshot: Snapshot) -> Result | None:
+        """Translate one snapshot and publish it: xDS to the cache, statuses to the store."""
+        started = time.perf_counter()
+        previous = self.result.accepted if self.result else None
+        try:
+            if self.discovery is not None:
+                snapshot = self.discovery(snapshot)
+            result = await asyncio.to_thread(translate, snapshot, self.options, previous)
+        except Exception:  # a translator bug must not stop the control plane
+            self.translation.error = traceback.format_exc()
+            log.exception("translation failed; the last good configuration keeps serving")
+            return None
+        elapsed = time.perf_counter() - started
+        self.translation.error = None
+        self.translation.count += 1
+        self.translation.last_duration = elapsed
+        self.translation.last_at = time.time()
+        self.translation.durations = (self.translation.durations + [elapsed])[-100:]
+        self.snapshot = snapshot
+        self.result = result
+        self.cache.set(result.proxy.role, result.xds.resources)
+        changed = self.store.statuses.write(result.statuses)
+        if changed and self.on_status is not None:
+            self.on_status(changed, snapshot)
+        log.info(
+            "translated %d resources in %.1f ms (%d status changes)",
+            len(snapshot.resources),
+            elapsed * 1000,
+            len(changed),
+        )
+        self.ready.set()
+        return result

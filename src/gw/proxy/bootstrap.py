@@ -1,0 +1,128 @@
+"""The Envoy bootstrap: who the proxy is (node id, role) and where its config comes from.
+
+Everything else — listeners, routes, clusters, secrets — arrives over ADS from the control
+plane. Facts that shape it (ENVOY-NOTES.md): the ADS cluster must speak HTTP/2; a short
+retry back-off makes Envoy reconnect within a second after a control-plane restart.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from envoy.config.bootstrap.v3 import bootstrap_pb2
+from envoy.config.cluster.v3 import cluster_pb2
+from envoy.config.core.v3 import (
+    address_pb2,
+    backoff_pb2,
+    base_pb2,
+    config_source_pb2,
+    grpc_service_pb2,
+    protocol_pb2,
+)
+from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
+from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
+from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
+
+XDS_CLUSTER = "xds_cluster"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootstrapOptions:
+    node_id: str
+    role: str = "gw-system~gateway-proxy"
+    cluster: str = "gateway-proxy"
+    xds_host: str = "127.0.0.1"
+    xds_port: int = 9977
+    admin_host: str = "127.0.0.1"
+    admin_port: int = 19000
+
+
+def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
+    ads = config_source_pb2.ConfigSource(
+        ads=config_source_pb2.AggregatedConfigSource(),
+        resource_api_version=config_source_pb2.V3,
+    )
+    grpc_service = grpc_service_pb2.GrpcService(
+        envoy_grpc=grpc_service_pb2.GrpcService.EnvoyGrpc(
+            cluster_name=XDS_CLUSTER,
+            retry_policy=base_pb2.RetryPolicy(
+                retry_back_off=backoff_pb2.BackoffStrategy(
+                    base_interval=duration_pb2.Duration(nanos=100_000_000),
+                    max_interval=duration_pb2.Duration(seconds=1),
+                )
+            ),
+        )
+    )
+    return bootstrap_pb2.Bootstrap(
+        node=_node(options),
+        dynamic_resources=bootstrap_pb2.Bootstrap.DynamicResources(
+            ads_config=config_source_pb2.ApiConfigSource(
+                api_type=config_source_pb2.ApiConfigSource.GRPC,
+                transport_api_version=config_source_pb2.V3,
+                grpc_services=[grpc_service],
+                set_node_on_first_message_only=True,
+            ),
+            cds_config=ads,
+            lds_config=ads,
+        ),
+        static_resources=bootstrap_pb2.Bootstrap.StaticResources(clusters=[_xds_cluster(options)]),
+        admin=bootstrap_pb2.Admin(address=_address(options.admin_host, options.admin_port)),
+    )
+
+
+def bootstrap_json(options: BootstrapOptions) -> str:
+    return json_format.MessageToJson(build_bootstrap(options), indent=2, sort_keys=True)
+
+
+def _node(options: BootstrapOptions) -> base_pb2.Node:
+    metadata = struct_pb2.Struct()
+    metadata.update({"role": options.role})
+    return base_pb2.Node(id=options.node_id, cluster=options.cluster, metadata=metadata)
+
+
+def _xds_cluster(options: BootstrapOptions) -> cluster_pb2.Cluster:
+    http2 = http_options_pb2.HttpProtocolOptions(
+        explicit_http_config=http_options_pb2.HttpProtocolOptions.ExplicitHttpConfig(
+            http2_protocol_options=protocol_pb2.Http2ProtocolOptions()
+        )
+    )
+    packed = any_pb2.Any()
+    packed.Pack(http2)
+    is_ip = _is_ip(options.xds_host)
+    return cluster_pb2.Cluster(
+        name=XDS_CLUSTER,
+        type=cluster_pb2.Cluster.STATIC if is_ip else cluster_pb2.Cluster.STRICT_DNS,
+        connect_timeout=duration_pb2.Duration(seconds=1),
+        load_assignment=endpoint_pb2.ClusterLoadAssignment(
+            cluster_name=XDS_CLUSTER,
+            endpoints=[
+                endpoint_components_pb2.LocalityLbEndpoints(
+                    lb_endpoints=[
+                        endpoint_components_pb2.LbEndpoint(
+                            endpoint=endpoint_components_pb2.Endpoint(
+                                address=_address(options.xds_host, options.xds_port)
+                            )
+                        )
+                    ]
+                )
+            ],
+        ),
+        typed_extension_protocol_options={
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": packed
+        },
+    )
+
+
+def _address(host: str, port: int) -> address_pb2.Address:
+    return address_pb2.Address(
+        socket_address=address_pb2.SocketAddress(address=host, port_value=port)
+    )
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

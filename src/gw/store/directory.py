@@ -1,0 +1,205 @@
+"""`DirectoryStore`: resources kept as manifest files in a folder (the embedded default).
+
+The folder is read recursively; `.yaml`, `.yml` and `.json` files may hold several
+documents. Hidden files and folders (editor swap files, `.git`) are skipped.
+
+A file that fails to parse does not take its resources away: the resources it last held
+are reported broken (the translator marks them `Rejected` and keeps serving their last
+accepted configuration) until the file is fixed or deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gw.api import IgnoredDocument, ManifestError, Resource, ResourceKey, parse_document
+from gw.snapshot import InputError, Snapshot, Source
+from gw.store.status import StatusBook
+
+log = logging.getLogger(__name__)
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(slots=True)
+class _Document:
+    """One document of a file, parsed or not."""
+
+    number: int
+    resource: Resource | None = None
+    error: ManifestError | None = None
+    ignored: bool = False
+
+
+@dataclass(slots=True)
+class _File:
+    stamp: tuple[int, int, int]
+    documents: list[_Document] = field(default_factory=list)
+    error: str | None = None
+    # Keys this file held when it last parsed, by document number: what a broken file or
+    # a nameless broken document is taken to mean.
+    last_keys: dict[int, ResourceKey] = field(default_factory=dict)
+
+
+class DirectoryStore:
+    def __init__(self, root: Path) -> None:
+        if not root.is_dir():
+            raise NotADirectoryError(f"{root} is not a folder of manifests")
+        self.root = root
+        self.statuses = StatusBook()
+        self._files: dict[Path, _File] = {}
+
+    def scan(self) -> Snapshot:
+        """Re-read the files that changed since the last scan and build a snapshot."""
+        seen: set[Path] = set()
+        for path in self._manifest_paths():
+            seen.add(path)
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # removed between listing and stat
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            known = self._files.get(path)
+            if known is not None and known.stamp == stamp:
+                continue
+            self._files[path] = self._read(path, stamp, known)
+        for gone in self._files.keys() - seen:
+            del self._files[gone]
+        return self._snapshot()
+
+    async def watch(self) -> AsyncIterator[Snapshot]:
+        """Yield a snapshot now and after every batch of changes in the folder."""
+        from watchfiles import awatch
+
+        yield self.scan()
+        async for _ in awatch(self.root, debounce=30, step=10, recursive=True):
+            yield self.scan()
+
+    def _manifest_paths(self) -> Iterator[Path]:
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if name.startswith((".", "#")) or not name.endswith(MANIFEST_SUFFIXES):
+                    continue
+                yield Path(dirpath) / name
+
+    def _read(self, path: Path, stamp: tuple[int, int, int], known: _File | None) -> _File:
+        last_keys = dict(known.last_keys) if known else {}
+        result = _File(stamp=stamp, last_keys=last_keys)
+        try:
+            text = path.read_text(encoding="utf-8")
+            raw_documents = _load_documents(path, text)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, json.JSONDecodeError) as exc:
+            result.error = _describe_load_error(exc)
+            log.warning("cannot read %s: %s", self._rel(path), result.error)
+            return result
+        keys: dict[int, ResourceKey] = {}
+        for number, raw in raw_documents:
+            doc = _Document(number=number)
+            try:
+                doc.resource = parse_document(raw)
+                keys[number] = doc.resource.key
+            except IgnoredDocument:
+                doc.ignored = True
+            except ManifestError as exc:
+                doc.error = exc
+                if exc.key is not None:
+                    keys[number] = exc.key
+            result.documents.append(doc)
+        # Remember what each document meant; a nameless broken document keeps its old key.
+        for number, key in last_keys.items():
+            keys.setdefault(number, key)
+        result.last_keys = keys
+        return result
+
+    def _snapshot(self) -> Snapshot:
+        resources: dict[ResourceKey, Resource] = {}
+        sources: dict[ResourceKey, Source] = {}
+        errors: list[InputError] = []
+        for path in sorted(self._files):
+            state = self._files[path]
+            rel = self._rel(path)
+            if state.error is not None:
+                errors.extend(self._file_errors(rel, state))
+                continue
+            present = {d.resource.key for d in state.documents if d.resource is not None}
+            for doc in state.documents:
+                source = Source(rel, doc.number)
+                if doc.resource is not None:
+                    key = doc.resource.key
+                    if key in resources:
+                        errors.append(
+                            InputError(
+                                source,
+                                f"{key} is also defined in {sources[key]}; this copy is ignored",
+                                key,
+                            )
+                        )
+                        continue
+                    resources[key] = doc.resource
+                    sources[key] = source
+                elif doc.error is not None:
+                    meant = doc.error.key or state.last_keys.get(doc.number)
+                    if meant in present:
+                        meant = None
+                    message = doc.error.describe() if meant is None else doc.error.details()
+                    errors.append(InputError(source, message, meant))
+        return Snapshot(resources=resources, sources=sources, errors=tuple(errors))
+
+    def _file_errors(self, rel: str, state: _File) -> list[InputError]:
+        assert state.error is not None
+        if not state.last_keys:
+            return [InputError(Source(rel, 0), state.error)]
+        return [
+            InputError(Source(rel, number), f"the file no longer parses: {state.error}", key)
+            for number, key in sorted(state.last_keys.items())
+        ]
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def _load_documents(path: Path, text: str) -> list[tuple[int, Any]]:
+    """(document number, data) for every non-empty document; `kind: List` is unpacked."""
+    if path.suffix == ".json":
+        data = json.loads(text) if text.strip() else None
+        raw = data if isinstance(data, list) else [data]
+    else:
+        raw = list(yaml.load_all(text, Loader=_Loader))
+    out: list[tuple[int, Any]] = []
+    for number, doc in enumerate(raw, start=1):
+        if doc is None:
+            continue
+        if (
+            isinstance(doc, dict)
+            and doc.get("kind") == "List"
+            and isinstance(doc.get("items"), list)
+        ):
+            out.extend((number, item) for item in doc["items"])
+        else:
+            out.append((number, doc))
+    return out
+
+
+def _describe_load_error(exc: Exception) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "the file is not UTF-8 text"
+    return str(exc)

@@ -1,0 +1,71 @@
+"""The translator: resources in, Envoy configuration and statuses out.
+
+`translate()` is the one entry point and a pure function: no I/O, no clock, no globals, no
+environment. Stage 1 (`gateway/`) turns resources into the Proxy IR (`ir.py`) and findings
+(`reports.py`); stage 2 (`envoy/`) turns the Proxy into xDS resources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gw.api import ResourceKey
+from gw.api.status import Status
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.envoy import Xds, build_xds
+from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.options import Options
+from gw.translator.reports import Reports
+
+__all__ = ["Options", "Result", "translate"]
+
+FALLBACK_MESSAGE = "its last accepted configuration is still being served"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    proxy: ir.Proxy
+    xds: Xds
+    reports: Reports
+    statuses: Mapping[ResourceKey, Status]
+    #: Each resource's contribution as last accepted: pass it to the next `translate()`.
+    accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
+
+
+def translate(
+    snapshot: Snapshot,
+    options: Options = Options(),
+    previous: Mapping[ResourceKey, Contribution] | None = None,
+) -> Result:
+    reports = Reports()
+    proxy, accepted = build_proxy(snapshot, options, reports, previous or {})
+    xds = build_xds(proxy)
+    return Result(
+        proxy=proxy,
+        xds=xds,
+        reports=reports,
+        statuses=_statuses(snapshot, reports, accepted, proxy),
+        accepted=accepted,
+    )
+
+
+def _statuses(
+    snapshot: Snapshot,
+    reports: Reports,
+    accepted: Mapping[ResourceKey, Contribution],
+    proxy: ir.Proxy,
+) -> dict[ResourceKey, Status]:
+    """A status for every gw resource (secrets have none, as in the orchestrator)."""
+    keys = {k for k in snapshot.resources if k.kind != "Secret"}
+    keys |= {e.key for e in snapshot.errors if e.key is not None and e.key.kind != "Secret"}
+    proxy_key = f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
+    out: dict[ResourceKey, Status] = {}
+    for key in sorted(keys):
+        contributes = key in accepted and bool(accepted[key].virtual_hosts)
+        status = reports.status(key, subresources=[proxy_key] if contributes else [])
+        if reports.rejected(key) and key in accepted:
+            status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
+        out[key] = status
+    return out

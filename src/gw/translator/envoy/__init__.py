@@ -1,0 +1,47 @@
+"""Stage 2: Proxy → Envoy xDS resources.
+
+`build_xds` walks the IR and builds protobuf messages directly (never dicts parsed later).
+Resources are keyed by type URL and name, in sorted order, so that an unchanged Proxy gives
+byte-identical output and the xDS server sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from google.protobuf.message import Message
+
+from gw.translator import ir
+from gw.translator.envoy import names
+from gw.translator.envoy.clusters import build_cluster, build_load_assignment
+from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.listeners import build_listener
+from gw.translator.envoy.routes import build_route_configuration
+
+__all__ = ["Xds", "build_xds"]
+
+
+@dataclass(frozen=True, slots=True)
+class Xds:
+    """xDS resources of one proxy: type URL → resource name → message."""
+
+    resources: Mapping[str, Mapping[str, Message]]
+
+    def of(self, type_url: str) -> Mapping[str, Message]:
+        return self.resources.get(type_url, {})
+
+
+def build_xds(proxy: ir.Proxy) -> Xds:
+    out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
+    for listener in proxy.listeners:
+        out[names.LISTENER][listener.name] = build_listener(listener)
+        out[names.ROUTE][listener.route_config_name] = build_route_configuration(listener)
+    for cluster in proxy.clusters:
+        out[names.CLUSTER][cluster.name] = build_cluster(cluster)
+        if cluster.discovery == "eds":
+            out[names.ENDPOINT][cluster.name] = build_load_assignment(cluster)
+    for http_filter in HTTP_FILTERS:
+        for type_url, name, resource in http_filter.resources(proxy):
+            out[type_url][name] = resource
+    return Xds({t: dict(sorted(r.items())) for t, r in out.items()})

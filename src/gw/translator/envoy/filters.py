@@ -1,0 +1,60 @@
+"""The HTTP filter chain: one module per Envoy filter, in the order requests meet them.
+
+Each entry implements `HttpFilter`. Position in `HTTP_FILTERS` is the order (SPEC.md's
+order of checks: JWT, then RBAC, then the rest, router last): no numbers, no registration at
+import time. A filter is put on a listener only when some virtual host there uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from envoy.extensions.filters.http.router.v3 import router_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+from google.protobuf.message import Message
+
+from gw.translator import ir
+from gw.translator.envoy import names
+from gw.translator.envoy.packing import pack
+
+
+class HttpFilter(Protocol):
+    name: str
+
+    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        """The filter for a listener's chain, or None when no virtual host needs it."""
+        ...
+
+    def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
+        """Per-virtual-host config (`typed_per_filter_config`), if any."""
+        ...
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        """Per-route config (`typed_per_filter_config`), if any."""
+        ...
+
+    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
+        """Extra (type URL, name, resource) the filter needs: clusters, secrets."""
+        ...
+
+
+class Router:
+    name = names.ROUTER
+
+    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(router_pb2.Router()))
+
+    def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
+        return None
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        return None
+
+    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
+        return ()
+
+
+HTTP_FILTERS: tuple[HttpFilter, ...] = (Router(),)

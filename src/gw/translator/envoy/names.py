@@ -1,0 +1,28 @@
+"""Every Envoy name gw uses: resource type URLs, filter names, the ADS config source."""
+
+from __future__ import annotations
+
+from envoy.config.core.v3 import config_source_pb2
+
+_TYPE = "type.googleapis.com/"
+LISTENER = _TYPE + "envoy.config.listener.v3.Listener"
+ROUTE = _TYPE + "envoy.config.route.v3.RouteConfiguration"
+CLUSTER = _TYPE + "envoy.config.cluster.v3.Cluster"
+ENDPOINT = _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment"
+SECRET = _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret"
+
+#: The order Envoy asks for them (CDS, EDS, LDS, RDS, SDS); xDS dumps follow it.
+TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
+#: LDS and CDS are wildcard in SotW: every resource is sent and an absent one is deleted.
+WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
+
+HCM = "envoy.filters.network.http_connection_manager"
+ROUTER = "envoy.filters.http.router"
+
+
+def ads_config_source() -> config_source_pb2.ConfigSource:
+    """Resources of every type come over the one ADS stream."""
+    return config_source_pb2.ConfigSource(
+        ads=config_source_pb2.AggregatedConfigSource(),
+        resource_api_version=config_source_pb2.V3,
+    )

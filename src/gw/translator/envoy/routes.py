@@ -1,0 +1,151 @@
+"""IR virtual hosts and routes → one Envoy RouteConfiguration per listener."""
+
+from __future__ import annotations
+
+from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.config.route.v3 import route_pb2
+from envoy.type.matcher.v3 import regex_pb2, string_pb2
+from google.protobuf import duration_pb2, wrappers_pb2
+
+from gw.translator import ir
+from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.packing import pack
+
+
+def build_route_configuration(listener: ir.Listener) -> route_pb2.RouteConfiguration:
+    return route_pb2.RouteConfiguration(
+        name=listener.route_config_name,
+        virtual_hosts=[build_virtual_host(v) for v in listener.virtual_hosts],
+        # Routes to a cluster that does not exist answer 503 instead of blocking the update.
+        validate_clusters=wrappers_pb2.BoolValue(value=False),
+    )
+
+
+def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
+    out = rc_pb2.VirtualHost(
+        name=vhost.name,
+        domains=list(vhost.domains),
+        routes=[build_route(vhost, r) for r in vhost.routes],
+    )
+    for http_filter in HTTP_FILTERS:
+        config = http_filter.per_virtual_host(vhost)
+        if config is not None:
+            out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
+    return out
+
+
+def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
+    out = rc_pb2.Route(name=route.name, match=build_match(route.match))
+    action = route.action
+    if isinstance(action, ir.Forward):
+        out.route.CopyFrom(_route_action(action))
+    elif isinstance(action, ir.DirectResponse):
+        out.direct_response.status = action.status
+        if action.body is not None:
+            out.direct_response.body.inline_string = action.body
+    else:
+        out.redirect.CopyFrom(_redirect(action))
+    for http_filter in HTTP_FILTERS:
+        config = http_filter.per_route(vhost, route)
+        if config is not None:
+            out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
+    return out
+
+
+def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
+    out = rc_pb2.RouteMatch()
+    if match.path_kind == "prefix":
+        out.prefix = match.path
+    elif match.path_kind == "exact":
+        out.path = match.path
+    else:
+        out.safe_regex.CopyFrom(regex_pb2.RegexMatcher(regex=match.path))
+    if not match.case_sensitive:
+        out.case_sensitive.CopyFrom(wrappers_pb2.BoolValue(value=False))
+    for header in match.headers:
+        out.headers.append(_header_matcher(header))
+    if match.methods:
+        pattern = "|".join(match.methods)
+        out.headers.append(
+            rc_pb2.HeaderMatcher(
+                name=":method",
+                string_match=string_pb2.StringMatcher(
+                    safe_regex=regex_pb2.RegexMatcher(regex=pattern)
+                ),
+            )
+        )
+    for query in match.query:
+        out.query_parameters.append(_query_matcher(query))
+    return out
+
+
+def _header_matcher(header: ir.HeaderMatch) -> rc_pb2.HeaderMatcher:
+    out = rc_pb2.HeaderMatcher(name=header.name, invert_match=header.invert)
+    if not header.value:
+        out.present_match = True
+    elif header.regex:
+        out.string_match.safe_regex.regex = header.value
+    else:
+        out.string_match.exact = header.value
+    return out
+
+
+def _query_matcher(query: ir.QueryMatch) -> rc_pb2.QueryParameterMatcher:
+    out = rc_pb2.QueryParameterMatcher(name=query.name)
+    if not query.value:
+        out.present_match = True
+    elif query.regex:
+        out.string_match.safe_regex.regex = query.value
+    else:
+        out.string_match.exact = query.value
+    return out
+
+
+def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
+    out = rc_pb2.RouteAction()
+    if len(action.clusters) == 1:
+        out.cluster = action.clusters[0].cluster
+    else:
+        out.weighted_clusters.clusters.extend(
+            rc_pb2.WeightedCluster.ClusterWeight(
+                name=c.cluster, weight=wrappers_pb2.UInt32Value(value=c.weight)
+            )
+            for c in action.clusters
+        )
+    if action.prefix_rewrite is not None:
+        out.prefix_rewrite = action.prefix_rewrite
+    if action.timeout_ms is not None:
+        out.timeout.CopyFrom(
+            duration_pb2.Duration(
+                seconds=action.timeout_ms // 1000, nanos=(action.timeout_ms % 1000) * 1_000_000
+            )
+        )
+    if action.host_rewrite is not None:
+        out.host_rewrite_literal = action.host_rewrite
+    elif action.auto_host_rewrite:
+        out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    return out
+
+
+def _redirect(action: ir.Redirect) -> rc_pb2.RedirectAction:
+    codes = {
+        301: rc_pb2.RedirectAction.MOVED_PERMANENTLY,
+        302: rc_pb2.RedirectAction.FOUND,
+        303: rc_pb2.RedirectAction.SEE_OTHER,
+        307: rc_pb2.RedirectAction.TEMPORARY_REDIRECT,
+        308: rc_pb2.RedirectAction.PERMANENT_REDIRECT,
+    }
+    out = rc_pb2.RedirectAction(
+        response_code=codes[action.response_code], strip_query=action.strip_query
+    )
+    if action.host is not None:
+        out.host_redirect = action.host
+    if action.path is not None:
+        out.path_redirect = action.path
+    elif action.prefix_rewrite is not None:
+        out.prefix_rewrite = action.prefix_rewrite
+    if action.https:
+        out.https_redirect = True
+    if action.port is not None:
+        out.port_redirect = action.port
+    return out

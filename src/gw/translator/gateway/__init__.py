@@ -1,0 +1,164 @@
+"""Stage 1: resources → Proxy.
+
+The passes run in a fixed order, each reading the snapshot and writing findings:
+input errors, upstreams, virtual services (with routes and domain conflicts), then one
+generic propagation of rejections along references. `assemble` then puts together the
+Proxy from the contributions of resources that are not rejected, and the last accepted
+contributions of those that are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gw import api
+from gw.api import ResourceKey
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.upstreams import build_upstreams
+from gw.translator.gateway.virtualhosts import build_virtual_services
+from gw.translator.options import Options
+from gw.translator.refs import Refs, propagate_rejections
+from gw.translator.reports import Reports
+
+__all__ = ["Contribution", "build_proxy"]
+
+SETTINGS_NAME = "default"
+
+
+def build_proxy(
+    snapshot: Snapshot,
+    options: Options,
+    reports: Reports,
+    previous: Mapping[ResourceKey, Contribution],
+) -> tuple[ir.Proxy, dict[ResourceKey, Contribution]]:
+    """The Proxy for `snapshot`, and every resource's contribution as last accepted."""
+    broken = _report_input_errors(snapshot, reports)
+    refs = Refs(snapshot.resources, broken)
+    _check_settings(snapshot, options, reports)
+    contributions: dict[ResourceKey, Contribution] = {}
+    contributions.update(build_upstreams(snapshot, reports))
+    contributions.update(build_virtual_services(snapshot, refs, reports))
+    propagate_rejections(refs, reports)
+    keys = set(snapshot.resources) | broken
+    accepted = _choose(keys, contributions, previous, reports)
+    return _assemble(accepted, options), accepted
+
+
+def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:
+    """Manifests that did not parse: the resource they meant is rejected (a duplicate copy
+    of a resource that parsed elsewhere only warns). Returns the keys of broken resources."""
+    broken: set[ResourceKey] = set()
+    for error in snapshot.errors:
+        if error.key is None:
+            continue
+        where = str(error.source) if error.source else ""
+        if error.key in snapshot.resources:
+            reports.of(error.key).warning(where, error.message)
+        else:
+            reports.of(error.key).error(where, error.message)
+            broken.add(error.key)
+    return broken
+
+
+def _check_settings(snapshot: Snapshot, options: Options, reports: Reports) -> None:
+    for settings in snapshot.of_kind(api.Settings):
+        meta = settings.metadata
+        if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
+            reports.of(settings.key).warning(
+                "metadata",
+                f"only Settings {options.namespace}.{SETTINGS_NAME} is read; this one is ignored",
+            )
+        else:
+            reports.of(settings.key)  # Accepted
+
+
+def _choose(
+    keys: set[ResourceKey],
+    contributions: Mapping[ResourceKey, Contribution],
+    previous: Mapping[ResourceKey, Contribution],
+    reports: Reports,
+) -> dict[ResourceKey, Contribution]:
+    """Each resource's contribution: the new one when it is not rejected, else the last
+    accepted one. A new virtual host that claims a domain still served by a rejected
+    resource's last accepted version is rejected too (the served one keeps the domain)."""
+    chosen: dict[ResourceKey, Contribution] = {}
+    fallback: set[ResourceKey] = set()
+    for key in sorted(keys):
+        if reports.rejected(key):
+            if key in previous:
+                chosen[key] = previous[key]
+                fallback.add(key)
+        elif key in contributions:
+            chosen[key] = contributions[key]
+    while True:
+        held = {
+            (role, d): key
+            for key in fallback
+            for role, vh in chosen[key].virtual_hosts
+            for d in vh.domains
+        }
+        clash = _first_clash(chosen, fallback, held)
+        if clash is None:
+            return chosen
+        key, domain, holder = clash
+        reports.of(key).error(
+            "spec.virtualHost.domains",
+            f"domain conflict: the [{domain}] domain is still served by the last accepted "
+            f"version of virtual service {holder.namespace}.{holder.name}, which is rejected",
+        )
+        del chosen[key]
+        if key in previous:
+            chosen[key] = previous[key]
+            fallback.add(key)
+
+
+def _first_clash(
+    chosen: Mapping[ResourceKey, Contribution],
+    fallback: set[ResourceKey],
+    held: Mapping[tuple[ListenerRole, str], ResourceKey],
+) -> tuple[ResourceKey, str, ResourceKey] | None:
+    for key, contribution in sorted(chosen.items()):
+        if key in fallback:
+            continue
+        for role, vhost in contribution.virtual_hosts:
+            for domain in vhost.domains:
+                holder = held.get((role, domain))
+                if holder is not None and holder != key:
+                    return key, domain, holder
+    return None
+
+
+def _assemble(accepted: Mapping[ResourceKey, Contribution], options: Options) -> ir.Proxy:
+    by_role: dict[ListenerRole, list[ir.VirtualHost]] = {"http": [], "https": []}
+    clusters: dict[str, ir.Cluster] = {}
+    for _, contribution in sorted(accepted.items()):
+        for role, vhost in contribution.virtual_hosts:
+            by_role[role].append(vhost)
+        for cluster in contribution.clusters:
+            clusters.setdefault(cluster.name, cluster)
+    addr = options.bind_address
+    listeners = [
+        ir.Listener(
+            name=f"listener-{addr}-{options.http_port}",
+            address=addr,
+            port=options.http_port,
+            virtual_hosts=tuple(sorted(by_role["http"], key=lambda v: v.name)),
+        )
+    ]
+    if by_role["https"]:
+        listeners.append(
+            ir.Listener(
+                name=f"listener-{addr}-{options.https_port}",
+                address=addr,
+                port=options.https_port,
+                virtual_hosts=tuple(sorted(by_role["https"], key=lambda v: v.name)),
+            )
+        )
+    return ir.Proxy(
+        name=options.proxy_name,
+        namespace=options.namespace,
+        listeners=tuple(listeners),
+        clusters=tuple(clusters[name] for name in sorted(clusters)),
+    )

@@ -1,0 +1,223 @@
+"""Routes of a virtual host → IR routes, in declared order (the first match wins).
+
+Each matcher of a route becomes its own IR route (matchers are OR-ed); a route without
+matchers matches everything, like `prefix: /`. Destinations are resolved through `Refs`.
+"""
+
+from __future__ import annotations
+
+from gw import api
+from gw.api.duration import duration_ms
+from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
+from gw.translator import ir
+from gw.translator.gateway.upstreams import cluster_name
+from gw.translator.refs import Refs
+from gw.translator.regex import RegexError, capture_groups
+from gw.translator.reports import ResourceReport
+
+_REDIRECT_CODES = {
+    None: 301,
+    "MOVED_PERMANENTLY": 301,
+    "FOUND": 302,
+    "SEE_OTHER": 303,
+    "TEMPORARY_REDIRECT": 307,
+    "PERMANENT_REDIRECT": 308,
+}
+
+
+class RouteBuilder:
+    """Builds the routes of one VirtualService, numbering them as Envoy will name them."""
+
+    def __init__(self, vs: api.VirtualService, vhost_name: str, refs: Refs, report: ResourceReport):
+        self.vs = vs
+        self.vhost_name = vhost_name
+        self.refs = refs
+        self.report = report
+        self.routes: list[ir.Route] = []
+
+    def add(self, index: int, route: Route) -> None:
+        field = f"spec.virtualHost.routes[{index}]"
+        action = self._action(route, field)
+        matchers = route.matchers or [Matcher(prefix="/")]
+        for m_index, matcher in enumerate(matchers):
+            match = self._match(matcher, f"{field}.matchers[{m_index}]")
+            if match is None or action is None:
+                continue
+            name = f"{self.vhost_name}-route-{len(self.routes)}"
+            self.routes.append(ir.Route(name=name, match=match, action=action))
+
+    # --- matching -------------------------------------------------------------------------
+
+    def _match(self, m: Matcher, field: str) -> ir.RouteMatch | None:
+        paths = [
+            (k, v)
+            for k, v in (("prefix", m.prefix), ("exact", m.exact), ("regex", m.regex))
+            if v is not None
+        ]
+        if not paths:
+            self.report.error(
+                field, "no path specifier provided: set one of prefix, exact or regex"
+            )
+            return None
+        if len(paths) > 1:
+            names = ", ".join(k for k, _ in paths)
+            self.report.error(field, f"a matcher takes one path specifier, not {names}")
+            return None
+        kind, path = paths[0]
+        if kind in ("prefix", "exact") and not path.startswith("/"):
+            self.report.error(f"{field}.{kind}", f"{path!r} must start with /")
+            return None
+        if kind == "regex" and not self._regex_ok(path, f"{field}.regex"):
+            return None
+        headers = []
+        for i, h in enumerate(m.headers):
+            if h.regex and not self._regex_ok(h.value, f"{field}.headers[{i}].value"):
+                return None
+            headers.append(
+                ir.HeaderMatch(name=h.name, value=h.value, regex=h.regex, invert=h.invert_match)
+            )
+        query = []
+        for i, q in enumerate(m.query_parameters):
+            if q.regex and not self._regex_ok(q.value, f"{field}.queryParameters[{i}].value"):
+                return None
+            query.append(ir.QueryMatch(name=q.name, value=q.value, regex=q.regex))
+        return ir.RouteMatch(
+            path_kind=kind,  # type: ignore[arg-type]
+            path=path,
+            case_sensitive=m.case_sensitive is not False,
+            headers=tuple(headers),
+            query=tuple(query),
+            methods=tuple(m.methods),
+        )
+
+    def _regex_ok(self, pattern: str, field: str) -> bool:
+        try:
+            capture_groups(pattern)
+        except RegexError as exc:
+            self.report.error(field, str(exc))
+            return False
+        return True
+
+    # --- actions --------------------------------------------------------------------------
+
+    def _action(
+        self, route: Route, field: str
+    ) -> ir.Forward | ir.DirectResponse | ir.Redirect | None:
+        actions = [
+            k
+            for k in ("route_action", "redirect_action", "direct_response_action")
+            if getattr(route, k) is not None
+        ]
+        if len(actions) != 1:
+            self.report.error(
+                field,
+                "a route needs exactly one of routeAction, redirectAction or directResponseAction",
+            )
+            return None
+        self._unsupported_options(route.options, f"{field}.options")
+        if route.direct_response_action is not None:
+            d = route.direct_response_action
+            return ir.DirectResponse(status=d.status, body=d.body)
+        if route.redirect_action is not None:
+            r = route.redirect_action
+            return ir.Redirect(
+                host=r.host_redirect,
+                path=r.path_redirect,
+                prefix_rewrite=r.prefix_rewrite,
+                response_code=_REDIRECT_CODES[r.response_code],
+                https=r.https_redirect,
+                strip_query=r.strip_query,
+                port=r.port_redirect,
+            )
+        assert route.route_action is not None
+        clusters = self._clusters(route, f"{field}.routeAction")
+        if clusters is None:
+            return None
+        options = route.options or RouteOptions()
+        return ir.Forward(
+            clusters=clusters,
+            prefix_rewrite=options.prefix_rewrite or None,
+            timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
+            host_rewrite=options.host_rewrite or None,
+            auto_host_rewrite=bool(options.auto_host_rewrite),
+        )
+
+    def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
+        action = route.route_action
+        assert action is not None
+        if action.single is not None:
+            name = self._destination(action.single, f"{field}.single")
+            return None if name is None else (ir.WeightedCluster(cluster=name, weight=1),)
+        if action.multi is not None:
+            dests = action.multi.destinations
+            if not dests:
+                self.report.error(
+                    f"{field}.multi.destinations",
+                    "must specify at least one weighted destination for multi destination routes",
+                )
+                return None
+            if not any(d.weight > 0 for d in dests):
+                self.report.error(
+                    f"{field}.multi.destinations", "at least one destination needs a weight above 0"
+                )
+                return None
+            out = []
+            for i, d in enumerate(dests):
+                name = self._destination(
+                    d.destination, f"{field}.multi.destinations[{i}].destination"
+                )
+                if name is None:
+                    return None
+                if d.weight > 0:
+                    out.append(ir.WeightedCluster(cluster=name, weight=d.weight))
+            return tuple(out)
+        if action.upstream_group is not None:
+            self.report.error(
+                f"{field}.upstreamGroup",
+                "upstream groups are not supported by this gw build yet; use multi destinations",
+            )
+            return None
+        self.report.error(
+            field, "must specify either 'single', 'multi' or 'upstreamGroup' for action"
+        )
+        return None
+
+    def _destination(self, dest: Destination, field: str) -> str | None:
+        if (dest.upstream is None) == (dest.orch is None):
+            self.report.error(field, "a destination needs exactly one of upstream or orch")
+            return None
+        if dest.orch is not None:
+            self.report.error(
+                f"{field}.orch",
+                "orchestrator service destinations are not supported by this gw build yet",
+            )
+            return None
+        assert dest.upstream is not None
+        key = self.refs.key(api.Upstream, dest.upstream, self.vs.key)
+        found = self.refs.resolve(
+            api.Upstream, dest.upstream, referrer=self.vs.key, field=f"{field}.upstream"
+        )
+        if found is None and not self.refs.exists(key):
+            self.report.warning(
+                f"{field}.upstream",
+                f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
+                f"{{ {key.namespace}.{key.name} }} not found",
+            )
+        return cluster_name(key.name, key.namespace)
+
+    def _unsupported_options(self, options: RouteOptions | None, field: str) -> None:
+        """Options whose feature this build lacks: refuse them rather than serve the route
+        without them (fail closed)."""
+        if options is None:
+            return
+        for name, feature in (
+            ("header_manipulation", "headerManipulation"),
+            ("staged_transformations", "stagedTransformations"),
+            ("jwt", "jwt"),
+            ("rbac", "rbac"),
+            ("extauth", "extauth"),
+        ):
+            if getattr(options, name) is not None:
+                self.report.error(
+                    f"{field}.{feature}", f"{feature} is not supported by this gw build yet"
+                )

@@ -1,0 +1,111 @@
+"""Upstreams → clusters.
+
+A static upstream with IP hosts becomes a STATIC cluster; with any host name, Envoy
+resolves the names itself (STRICT_DNS). Cluster names are `<upstream>_<namespace>`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from gw.api import ResourceKey, Upstream
+from gw.api.duration import duration_ms
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution
+from gw.translator.reports import Reports, ResourceReport
+
+
+def cluster_name(name: str, namespace: str) -> str:
+    return f"{name}_{namespace}"
+
+
+def build_upstreams(snapshot: Snapshot, reports: Reports) -> dict[ResourceKey, Contribution]:
+    out: dict[ResourceKey, Contribution] = {}
+    for upstream in snapshot.of_kind(Upstream):
+        report = reports.of(upstream.key)
+        cluster = build_cluster(upstream, report)
+        if cluster is not None and not report.errors:
+            out[upstream.key] = Contribution(clusters=(cluster,))
+    return out
+
+
+def build_cluster(upstream: Upstream, report: ResourceReport) -> ir.Cluster | None:
+    spec = upstream.spec
+    meta = upstream.metadata
+    source = ir.SourceRef(kind=Upstream.KIND, namespace=meta.namespace, name=meta.name)
+    kinds = [k for k in ("static", "orch") if getattr(spec, k) is not None]
+    if len(kinds) != 1:
+        found = " and ".join(kinds) if kinds else "neither"
+        report.error("spec", f"an Upstream needs exactly one of static or orch (found {found})")
+        return None
+    if spec.ssl_config is not None:
+        report.error("spec.sslConfig", "upstream TLS is not supported by this gw build yet")
+    if spec.orch is not None:
+        report.error("spec.orch", "orchestrator upstreams are not supported by this gw build yet")
+        return None
+    assert spec.static is not None
+    if spec.static.use_tls:
+        report.error("spec.static.useTls", "upstream TLS is not supported by this gw build yet")
+    endpoints = _static_endpoints(upstream, report)
+    if not endpoints:
+        return None
+    discovery: Literal["static", "dns"] = (
+        "static" if all(_is_ip(e.address) for e in endpoints) else "dns"
+    )
+    timeout = spec.connection_config.connect_timeout if spec.connection_config else None
+    return ir.Cluster(
+        name=cluster_name(meta.name, meta.namespace),
+        source=source,
+        discovery=discovery,
+        endpoints=endpoints,
+        connect_timeout_ms=int(duration_ms(timeout)) if timeout else 5000,
+        http2=bool(spec.use_http2),
+    )
+
+
+def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.Endpoint, ...]:
+    assert upstream.spec.static is not None
+    hosts = upstream.spec.static.hosts
+    if not hosts:
+        report.error("spec.static.hosts", "a static upstream needs at least one host")
+        return ()
+    endpoints = []
+    for i, host in enumerate(hosts):
+        field = f"spec.static.hosts[{i}]"
+        addr = host.addr.strip()
+        if not addr:
+            report.error(f"{field}.addr", "addr cannot be empty for host")
+            continue
+        if not _is_ip(addr) and not _is_hostname(addr):
+            report.error(f"{field}.addr", f"{addr!r} is neither an IP address nor a host name")
+            continue
+        if not 1 <= host.port <= 65535:
+            report.error(f"{field}.port", f"port {host.port} is not between 1 and 65535")
+            continue
+        endpoints.append(
+            ir.Endpoint(address=addr, port=host.port, weight=host.load_balancing_weight)
+        )
+    return tuple(endpoints)
+
+
+def _is_ip(addr: str) -> bool:
+    try:
+        ipaddress.ip_address(addr)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_hostname(addr: str) -> bool:
+    if len(addr) > 253:
+        return False
+    labels = addr.rstrip(".").split(".")
+    return all(
+        0 < len(label) <= 63
+        and label[0] != "-"
+        and label[-1] != "-"
+        and all(c.isalnum() or c in "-_" for c in label)
+        for label in labels
+    )

@@ -1,0 +1,128 @@
+"""VirtualServices → virtual hosts, and the check that no two claim the same domain."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gw import api
+from gw.api import ResourceKey
+from gw.api.virtualservice import VirtualHostOptions
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.refs import Refs
+from gw.translator.reports import Reports, ResourceReport
+
+
+def vhost_name(namespace: str, name: str) -> str:
+    """Envoy virtual host names may not contain dots: `<namespace>_<name>`."""
+    return f"{namespace}_{name}"
+
+
+def build_virtual_services(
+    snapshot: Snapshot, refs: Refs, reports: Reports
+) -> dict[ResourceKey, Contribution]:
+    out: dict[ResourceKey, Contribution] = {}
+    for vs in snapshot.of_kind(api.VirtualService):
+        report = reports.of(vs.key)
+        built = build_virtual_host(vs, refs, report)
+        if built is not None:
+            out[vs.key] = Contribution(virtual_hosts=(built,))
+    check_domain_conflicts(out, reports)
+    return out
+
+
+def build_virtual_host(
+    vs: api.VirtualService, refs: Refs, report: ResourceReport
+) -> tuple[ListenerRole, ir.VirtualHost] | None:
+    spec = vs.spec
+    meta = vs.metadata
+    if spec.virtual_host is None:
+        report.warning(
+            "spec.virtualHost",
+            f"virtual service [{meta.namespace}.{meta.name}] does not specify a virtual host",
+        )
+        return None
+    if spec.ssl_config is not None:
+        report.error("spec.sslConfig", "TLS termination is not supported by this gw build yet")
+    vhost = spec.virtual_host
+    name = vhost_name(meta.namespace, meta.name)
+    domains = _domains(vhost.domains, name, report)
+    _unsupported_options(vhost.options, report)
+    routes = RouteBuilder(vs, name, refs, report)
+    for index, route in enumerate(vhost.routes):
+        routes.add(index, route)
+    if not vhost.routes:
+        report.warning(
+            "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
+        )
+    source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
+    built = ir.VirtualHost(name=name, source=source, domains=domains, routes=tuple(routes.routes))
+    return ("http", built)
+
+
+def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str, ...]:
+    if not domains:
+        return ("*",)
+    out: list[str] = []
+    for i, domain in enumerate(domains):
+        field = f"spec.virtualHost.domains[{i}]"
+        if not domain.strip():
+            report.error(field, f"virtual host {name} has an empty domain")
+            continue
+        stars = domain.count("*")
+        if stars > 1 or (
+            stars == 1 and domain != "*" and not (domain.startswith("*") or domain.endswith("*"))
+        ):
+            report.error(
+                field,
+                f"{domain!r}: a domain may hold one wildcard, at its start or "
+                "its end (*.example.com, example.*)",
+            )
+            continue
+        lowered = domain.lower()
+        if lowered in out:
+            report.error(field, f"domain {domain!r} is listed twice")
+            continue
+        out.append(lowered)
+    return tuple(out)
+
+
+def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
+    """Two VirtualServices on one listener may not share a domain; both are rejected,
+    as in the established gateway (the message names the other ones)."""
+    claims: dict[tuple[ListenerRole, str], list[ResourceKey]] = defaultdict(list)
+    for key, contribution in built.items():
+        for role, vhost in contribution.virtual_hosts:
+            for domain in vhost.domains:
+                claims[(role, domain)].append(key)
+    for (_, domain), keys in sorted(claims.items()):
+        if len(keys) < 2:
+            continue
+        for key in keys:
+            others = ", ".join(f"{k.namespace}.{k.name}" for k in keys if k != key)
+            reports.of(key).error(
+                "spec.virtualHost.domains",
+                f"domain conflict: the [{domain}] domain is present in other virtual services "
+                f"that belong to the same Gateway as this one: [{others}]",
+            )
+
+
+def _unsupported_options(options: VirtualHostOptions | None, report: ResourceReport) -> None:
+    """Options whose feature this build lacks are refused (fail closed): serving the host
+    without its JWT or RBAC check would open it."""
+    if options is None:
+        return
+    for name, feature in (
+        ("jwt", "jwt"),
+        ("rbac", "rbac"),
+        ("extauth", "extauth"),
+        ("staged_transformations", "stagedTransformations"),
+        ("header_manipulation", "headerManipulation"),
+    ):
+        if getattr(options, name) is not None:
+            report.error(
+                f"spec.virtualHost.options.{feature}",
+                f"{feature} is not supported by this gw build yet",
+            )

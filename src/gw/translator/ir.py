@@ -1,0 +1,159 @@
+"""The Proxy: what stage 1 (resources) hands to stage 2 (Envoy), as frozen dataclasses.
+
+Every reference is resolved here (a route names a cluster that is in `Proxy.clusters`,
+key material sits in `Proxy.secrets`), every default is applied, and nothing imports the
+API models or protobuf: a reader can follow a request from listener to cluster without
+knowing either. Sequences are tuples; maps are sorted tuples of pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceRef:
+    """The resource an element came from: findings and NACKs map back through it."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}.{self.name}"
+
+
+# --- routes -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderMatch:
+    name: str
+    value: str = ""  # empty: the header must be present
+    regex: bool = False
+    invert: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryMatch:
+    name: str
+    value: str = ""
+    regex: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteMatch:
+    path_kind: Literal["prefix", "exact", "regex"]
+    path: str
+    case_sensitive: bool = True
+    headers: tuple[HeaderMatch, ...] = ()
+    query: tuple[QueryMatch, ...] = ()
+    methods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightedCluster:
+    cluster: str
+    weight: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Forward:
+    """Send the request to one cluster, or split it across several by weight."""
+
+    clusters: tuple[WeightedCluster, ...]
+    prefix_rewrite: str | None = None
+    timeout_ms: int | None = None
+    host_rewrite: str | None = None
+    auto_host_rewrite: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectResponse:
+    status: int
+    body: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Redirect:
+    host: str | None = None
+    path: str | None = None
+    prefix_rewrite: str | None = None
+    response_code: int = 301
+    https: bool = False
+    strip_query: bool = False
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    name: str
+    match: RouteMatch
+    action: Forward | DirectResponse | Redirect
+
+
+# --- virtual hosts and listeners ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VirtualHost:
+    """One VirtualService on one listener. `name` is Envoy-safe: `<namespace>_<name>`."""
+
+    name: str
+    source: SourceRef
+    domains: tuple[str, ...]
+    routes: tuple[Route, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Listener:
+    name: str
+    address: str
+    port: int
+    virtual_hosts: tuple[VirtualHost, ...]
+
+    @property
+    def route_config_name(self) -> str:
+        return f"{self.name}-routes"
+
+
+# --- clusters -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    address: str
+    port: int
+    weight: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cluster:
+    """An Upstream (or a service addressed directly). `name` is `<upstream>_<namespace>`.
+
+    `discovery`: `static` for IP hosts, `dns` for host names (Envoy resolves them), `eds`
+    for endpoints pushed by the control plane as they change.
+    """
+
+    name: str
+    source: SourceRef
+    discovery: Literal["static", "dns", "eds"]
+    endpoints: tuple[Endpoint, ...]
+    connect_timeout_ms: int = 5000
+    http2: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Proxy:
+    """Everything one proxy (an Envoy fleet sharing a role) is configured with."""
+
+    name: str
+    namespace: str
+    listeners: tuple[Listener, ...] = ()
+    clusters: tuple[Cluster, ...] = ()
+
+    @property
+    def role(self) -> str:
+        """The xDS snapshot key; Envoy announces it in its node metadata."""
+        return f"{self.namespace}~{self.name}"

@@ -1,0 +1,79 @@
+"""Every reference lookup, and the graph of who refers to whom.
+
+Passes resolve references only through `Refs`, which records each edge (referrer, field,
+referent). After stage 1, `propagate_rejections` walks the edges once: a resource that
+refers to a rejected one is rejected too, with a finding naming the field and the
+referent. No feature carries its own propagation code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from gw.api import Resource, ResourceKey, ResourceRef
+from gw.translator.reports import Reports
+
+R = TypeVar("R", bound=Resource)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    referrer: ResourceKey
+    field: str
+    referent: ResourceKey
+
+
+class Refs:
+    def __init__(self, resources: Mapping[ResourceKey, Resource], broken: set[ResourceKey]):
+        self._resources = resources
+        self._broken = broken
+        self.edges: list[Edge] = []
+
+    def resolve(
+        self,
+        kind: type[R],
+        ref: ResourceRef,
+        *,
+        referrer: ResourceKey,
+        field: str,
+    ) -> R | None:
+        """The referenced resource, or None when there is no valid one.
+
+        An empty namespace in `ref` means the referrer's namespace. The edge is recorded
+        even when the referent is missing or broken, so that propagation sees it.
+        """
+        key = self.key(kind, ref, referrer)
+        self.edges.append(Edge(referrer, field, key))
+        found = self._resources.get(key)
+        return found if isinstance(found, kind) else None
+
+    def link(self, referrer: ResourceKey, field: str, referent: ResourceKey) -> None:
+        """Record an edge found without a `ResourceRef` (e.g. a generated upstream)."""
+        self.edges.append(Edge(referrer, field, referent))
+
+    def exists(self, key: ResourceKey) -> bool:
+        """True when the resource exists, even if its current manifest is broken."""
+        return key in self._resources or key in self._broken
+
+    @staticmethod
+    def key(kind: type[Resource], ref: ResourceRef, referrer: ResourceKey) -> ResourceKey:
+        return ResourceKey(kind.KIND, ref.namespace or referrer.namespace, ref.name)
+
+
+def propagate_rejections(refs: Refs, reports: Reports) -> None:
+    """Reject every resource that refers to a rejected one, until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        for edge in refs.edges:
+            if edge.referrer == edge.referent:
+                continue
+            if reports.rejected(edge.referent) and not reports.rejected(edge.referrer):
+                reports.of(edge.referrer).error(
+                    edge.field,
+                    f"{edge.referent.kind} {edge.referent.namespace}.{edge.referent.name} "
+                    "is rejected; fix it first (see its status)",
+                )
+                changed = True

@@ -1,0 +1,97 @@
+"""Findings gathered during one translation, and the statuses rendered from them.
+
+A pass takes `reports.of(key)` and records `error(field, message)` or
+`warning(field, message)`, where `field` is the manifest path of the offending field. Any
+error makes the resource `Rejected`; warnings alone make it `Warning`. The reason text
+follows the established gateway's reporter (REFERENCE.md §2.2) so that scripts written for
+it keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gw.api import ResourceKey
+from gw.api.status import State, Status
+
+REPORTER = "gw"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+@dataclass(slots=True)
+class ResourceReport:
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+
+    def error(self, field: str, message: str) -> None:
+        finding = Finding(field, message)
+        if finding not in self.errors:
+            self.errors.append(finding)
+
+    def warning(self, field: str, message: str) -> None:
+        finding = Finding(field, message)
+        if finding not in self.warnings:
+            self.warnings.append(finding)
+
+    @property
+    def state(self) -> State:
+        if self.errors:
+            return State.REJECTED
+        if self.warnings:
+            return State.WARNING
+        return State.ACCEPTED
+
+    def reason(self) -> str:
+        """The established multi-error text: `1 error occurred:\\n\\t* <error>\\n\\n`."""
+        text = ""
+        if self.errors:
+            count = len(self.errors)
+            noun = "error" if count == 1 else "errors"
+            text = f"{count} {noun} occurred:\n" + "".join(f"\t* {e}\n" for e in self.errors)
+            text += "\n"
+        if self.warnings:
+            warnings = "\n".join(str(w) for w in self.warnings)
+            text += ("\n" if text else "") + "warning: \n  " + warnings
+        return text
+
+
+class Reports:
+    """All findings of one translation, keyed by resource."""
+
+    def __init__(self) -> None:
+        self._reports: dict[ResourceKey, ResourceReport] = {}
+
+    def of(self, key: ResourceKey) -> ResourceReport:
+        report = self._reports.get(key)
+        if report is None:
+            report = self._reports[key] = ResourceReport()
+        return report
+
+    def state(self, key: ResourceKey) -> State:
+        report = self._reports.get(key)
+        return report.state if report else State.ACCEPTED
+
+    def rejected(self, key: ResourceKey) -> bool:
+        return self.state(key) is State.REJECTED
+
+    def items(self) -> Iterable[tuple[ResourceKey, ResourceReport]]:
+        return sorted(self._reports.items())
+
+    def status(self, key: ResourceKey, subresources: Iterable[str] = ()) -> Status:
+        report = self._reports.get(key) or ResourceReport()
+        subs = {name: Status(state=State.ACCEPTED, reported_by=REPORTER) for name in subresources}
+        return Status(
+            state=report.state,
+            reason=report.reason(),
+            reported_by=REPORTER,
+            subresource_statuses=subs,
+        )

@@ -1,0 +1,76 @@
+"""Golden files: `cases/NAME.in.yaml` (manifests, exactly as `gw up` reads them) →
+`cases/NAME.out.yaml` (statuses, the Proxy IR, the xDS resources).
+
+A change to the generated Envoy config shows as a diff of these files. Regenerate with
+`pytest tests/golden --update-goldens` and review the diff.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gw.store.directory import DirectoryStore
+from gw.translator import translate
+from gw.translator.dump import proxy_to_data, xds_to_data
+
+CASES = Path(__file__).parent / "cases"
+
+
+def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
+    folder = tmp / "in"
+    folder.mkdir()
+    shutil.copy(case, folder / case.name)
+    snapshot = DirectoryStore(folder).scan()
+    result = translate(snapshot)
+    statuses = {
+        str(key): {
+            k: v
+            for k, v in status.model_dump(by_alias=True, mode="json").items()
+            if v not in ("", [], {})
+        }
+        for key, status in result.statuses.items()
+    }
+    return {
+        "statuses": statuses,
+        "inputErrors": [str(e) for e in snapshot.errors if e.key is None],
+        "proxy": proxy_to_data(result.proxy),
+        "xds": xds_to_data(result.xds),
+    }
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (status reasons) as literal blocks, so diffs read like the text."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=100)
+
+
+@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+def test_golden(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    out_path = case.with_name(case.name.replace(".in.yaml", ".out.yaml"))
+    actual = _dump(golden_output(case, tmp_path))
+    if request.config.getoption("--update-goldens"):
+        out_path.write_text(actual)
+    assert out_path.exists(), f"{out_path.name} is missing: run pytest --update-goldens"
+    assert actual == out_path.read_text(), f"{case.name} produced other output than {out_path.name}"
+
+
+def test_error_cases_are_at_least_a_quarter() -> None:
+    """STYLE.md §5.5: bad input is a first-class case."""
+    names = [p.name for p in CASES.glob("*.in.yaml")]
+    errors = [n for n in names if any(w in n for w in ("-invalid-", "-missing-", "-conflict-"))]
+    assert len(errors) * 4 >= len(names), f"only {len(errors)} of {len(names)} are error cases"

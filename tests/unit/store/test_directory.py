@@ -1,0 +1,150 @@
+"""DirectoryStore: reading a folder of manifests, and what happens when files break."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from gw.api import ResourceKey
+from gw.store.directory import DirectoryStore
+
+VS = """
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: [{name}.example.com]
+"""
+US = """
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: {name}}}
+spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: 80}}]}}}}
+"""
+
+
+def key(kind: str, name: str) -> ResourceKey:
+    return ResourceKey(kind, "default", name)
+
+
+def test_reads_nested_folders_several_documents_and_json(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "two.yaml").write_text(
+        VS.format(name="one") + "---\n---" + US.format(name="u")
+    )
+    (tmp_path / "b.json").write_text(
+        '{"apiVersion": "gw.vendor.io/v1", "kind": "Upstream", "metadata": {"name": "j"},'
+        ' "spec": {"static": {"hosts": [{"addr": "::1", "port": 80}]}}}'
+    )
+    (tmp_path / "ignored.txt").write_text("not a manifest")
+    (tmp_path / ".hidden.yaml").write_text(VS.format(name="hidden"))
+    snapshot = DirectoryStore(tmp_path).scan()
+    assert set(snapshot.resources) == {
+        key("VirtualService", "one"),
+        key("Upstream", "u"),
+        key("Upstream", "j"),
+    }
+    assert str(snapshot.sources[key("Upstream", "u")]) == "a/two.yaml, document 3"
+    assert snapshot.errors == ()
+
+
+def test_kind_list_is_unpacked(tmp_path: Path) -> None:
+    (tmp_path / "list.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: gw.vendor.io/v1, kind: Upstream, metadata: {name: a},"
+        "   spec: {static: {hosts: [{addr: 127.0.0.1, port: 1}]}}}\n"
+    )
+    assert key("Upstream", "a") in DirectoryStore(tmp_path).scan().resources
+
+
+def test_broken_file_keeps_its_resources_known_as_broken(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    path = tmp_path / "vs.yaml"
+    path.write_text(VS.format(name="web") + "---" + US.format(name="u"))
+    assert key("VirtualService", "web") in store.scan().resources
+    path.write_text("kind: [unclosed\n")
+    snapshot = store.scan()
+    assert snapshot.resources == {}
+    broken = {e.key: e for e in snapshot.errors}
+    assert set(broken) == {key("VirtualService", "web"), key("Upstream", "u")}
+    assert (
+        "the file no longer parses: invalid YAML at line 2" in broken[key("Upstream", "u")].message
+    )
+
+
+def test_nameless_broken_document_keeps_its_old_identity(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    path = tmp_path / "vs.yaml"
+    path.write_text(VS.format(name="web"))
+    store.scan()
+    path.write_text("apiVersion: gateway.vendor.io/v1\nkind: VirtualService\nmetadata: {}\n")
+    (error,) = store.scan().errors
+    assert error.key == key("VirtualService", "web")
+    assert "metadata.name: required field is missing" in error.message
+
+
+def test_unknown_field_names_file_document_and_path(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text(
+        US.format(name="ok") + "---" + VS.format(name="typo").replace("domains", "domain")
+    )
+    snapshot = DirectoryStore(tmp_path).scan()
+    (error,) = snapshot.errors
+    assert error.key == key("VirtualService", "typo")
+    assert str(error) == ("x.yaml, document 2: spec.virtualHost.domain: unknown field")
+    assert key("Upstream", "ok") in snapshot.resources
+
+
+def test_duplicate_definition_keeps_the_first(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(US.format(name="u"))
+    (tmp_path / "b.yaml").write_text(US.format(name="u"))
+    snapshot = DirectoryStore(tmp_path).scan()
+    assert str(snapshot.sources[key("Upstream", "u")]) == "a.yaml, document 1"
+    (error,) = snapshot.errors
+    assert error.key == key("Upstream", "u") and "also defined in a.yaml" in error.message
+
+
+def test_secret_values_never_appear_in_errors(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: Opaque\n"
+        "data: {client-secret: 'hunter2 is not base64!'}\n"
+    )
+    (error,) = DirectoryStore(tmp_path).scan().errors
+    assert "hunter2" not in str(error)
+    assert "data.client-secret is not valid base64" in str(error)
+
+
+def test_unchanged_files_are_not_parsed_again(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "a.yaml").write_text(US.format(name="a"))
+    first = store.scan().resources[key("Upstream", "a")]
+    (tmp_path / "b.yaml").write_text(US.format(name="b"))
+    assert store.scan().resources[key("Upstream", "a")] is first
+
+
+async def test_watch_yields_on_create_edit_and_delete(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    seen: asyncio.Queue[set[ResourceKey]] = asyncio.Queue()
+
+    async def follow() -> None:
+        async for snapshot in store.watch():
+            await seen.put(set(snapshot.resources))
+
+    task = asyncio.create_task(follow())
+
+    async def next_with(predicate: object) -> set[ResourceKey]:
+        while True:
+            keys = await asyncio.wait_for(seen.get(), 10)
+            if predicate(keys):  # type: ignore[operator]
+                return keys
+
+    try:
+        await next_with(lambda k: k == set())
+        (tmp_path / "a.yaml").write_text(US.format(name="a"))
+        await next_with(lambda k: k == {key("Upstream", "a")})
+        (tmp_path / "a.yaml").write_text(US.format(name="b"))
+        await next_with(lambda k: k == {key("Upstream", "b")})
+        (tmp_path / "a.yaml").unlink()
+        await next_with(lambda k: k == set())
+    finally:
+        task.cancel()
