@@ -10,6 +10,7 @@ good configuration keeps being served.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import traceback
@@ -110,7 +111,8 @@ class ControlPlane:
         try:
             if self.discovery is not None:
                 snapshot = self.discovery(snapshot)
-            result = await asyncio.to_thread(translate, snapshot, self.options, previous)
+            options = dataclasses.replace(self.options, now=time.time())
+            result = await asyncio.to_thread(translate, snapshot, options, previous)
         except Exception:  # a translator bug must not stop the control plane
             self.translation.error = traceback.format_exc()
             log.exception("translation failed; the last good configuration keeps serving")

@@ -19,7 +19,7 @@ _SECRET_FIELDS = frozenset({"private_key", "client_secret", "password", "hmac_se
 
 
 def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
-    data: dict[str, Any] = _drop_empty(dataclasses.asdict(proxy))
+    data: dict[str, Any] = redact(_drop_empty(dataclasses.asdict(proxy)))
     return data
 
 

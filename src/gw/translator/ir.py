@@ -144,6 +144,22 @@ class Cluster:
     http2: bool = False
 
 
+# --- key material -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TlsSecret:
+    """A checked certificate chain and its private key (PEM), served to Envoy over SDS as
+    `name`; `ca` (PEM, optional) validates peers. Dumps redact `private_key`."""
+
+    name: str
+    source: SourceRef
+    certificate_chain: str
+    private_key: str
+    ca: str | None = None
+    not_after: float | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Proxy:
     """Everything one proxy (an Envoy fleet sharing a role) is configured with."""
@@ -152,6 +168,7 @@ class Proxy:
     namespace: str
     listeners: tuple[Listener, ...] = ()
     clusters: tuple[Cluster, ...] = ()
+    secrets: tuple[TlsSecret, ...] = ()
 
     @property
     def role(self) -> str:

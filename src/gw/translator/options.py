@@ -16,3 +16,6 @@ class Options:
     bind_address: str = "::"
     http_port: int = 8080
     https_port: int = 8443
+    #: The time (Unix seconds) certificates are checked against; None skips expiry checks.
+    #: Passed in, never read from a clock, so that translation stays a pure function.
+    now: float | None = None

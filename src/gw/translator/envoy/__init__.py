@@ -18,6 +18,7 @@ from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.listeners import build_listener
 from gw.translator.envoy.routes import build_route_configuration
+from gw.translator.envoy.secrets import build_secrets
 
 __all__ = ["Xds", "build_xds"]
 
@@ -41,6 +42,9 @@ def build_xds(proxy: ir.Proxy) -> Xds:
         out[names.CLUSTER][cluster.name] = build_cluster(cluster)
         if cluster.discovery == "eds":
             out[names.ENDPOINT][cluster.name] = build_load_assignment(cluster)
+    for secret in proxy.secrets:
+        for resource in build_secrets(secret):
+            out[names.SECRET][resource.name] = resource
     for http_filter in HTTP_FILTERS:
         for type_url, name, resource in http_filter.resources(proxy):
             out[type_url][name] = resource

@@ -133,11 +133,14 @@ def _first_clash(
 def _assemble(accepted: Mapping[ResourceKey, Contribution], options: Options) -> ir.Proxy:
     by_role: dict[ListenerRole, list[ir.VirtualHost]] = {"http": [], "https": []}
     clusters: dict[str, ir.Cluster] = {}
+    secrets: dict[str, ir.TlsSecret] = {}
     for _, contribution in sorted(accepted.items()):
         for role, vhost in contribution.virtual_hosts:
             by_role[role].append(vhost)
         for cluster in contribution.clusters:
             clusters.setdefault(cluster.name, cluster)
+        for secret in contribution.secrets:
+            secrets.setdefault(secret.name, secret)
     addr = options.bind_address
     listeners = [
         ir.Listener(
@@ -161,4 +164,5 @@ def _assemble(accepted: Mapping[ResourceKey, Contribution], options: Options) ->
         namespace=options.namespace,
         listeners=tuple(listeners),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
+        secrets=tuple(secrets[name] for name in sorted(secrets)),
     )

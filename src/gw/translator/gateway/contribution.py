@@ -19,3 +19,4 @@ ListenerRole = Literal["http", "https"]
 class Contribution:
     virtual_hosts: tuple[tuple[ListenerRole, ir.VirtualHost], ...] = ()
     clusters: tuple[ir.Cluster, ...] = ()
+    secrets: tuple[ir.TlsSecret, ...] = ()

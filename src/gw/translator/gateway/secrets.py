@@ -1,0 +1,151 @@
+"""TLS secrets → checked key material (`ir.TlsSecret`), for downstream and upstream TLS.
+
+A TLS secret is the orchestrator's `kubernetes.io/tls` shape: `tls.crt` (certificate chain,
+PEM), `tls.key` (private key, PEM), optionally `ca.crt`. It is checked here so that a bad
+one is a status on the resource that uses it, never a configuration Envoy refuses: the PEM
+must parse, the key must match the certificate, and an expired certificate is reported
+(as a warning: it still serves, as the established gateway does).
+"""
+
+from __future__ import annotations
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from gw import api
+from gw.api import ResourceKey, ResourceRef
+from gw.api.secret import TLS_TYPE
+from gw.translator import ir
+from gw.translator.refs import Refs
+from gw.translator.reports import ResourceReport
+
+CERT_KEY = "tls.crt"
+KEY_KEY = "tls.key"
+CA_KEY = "ca.crt"
+
+
+def tls_secret_name(namespace: str, name: str) -> str:
+    """The SDS name of a secret: `<namespace>_<name>`."""
+    return f"{namespace}_{name}"
+
+
+def resolve_tls_secret(
+    ref: ResourceRef,
+    *,
+    refs: Refs,
+    referrer: ResourceKey,
+    field: str,
+    report: ResourceReport,
+    now: float | None,
+    require_key: bool = True,
+) -> ir.TlsSecret | None:
+    """The checked TLS material `ref` points at, or None after reporting why not.
+
+    `require_key=False` accepts a secret that holds only `ca.crt` (upstream TLS that only
+    verifies the server).
+    """
+    secret = refs.resolve(api.Secret, ref, referrer=referrer, field=field)
+    key = refs.key(api.Secret, ref, referrer)
+    where = f"{key.namespace}.{key.name}"
+    if secret is None:
+        report.error(field, f"SSL secret not found: list did not find secret {where}")
+        return None
+    if secret.type not in (TLS_TYPE, "Opaque") or (
+        secret.value(CERT_KEY) is None and secret.value(CA_KEY) is None
+    ):
+        report.error(field, f"{where} is not a TLS secret: it needs {CERT_KEY} and {KEY_KEY}")
+        return None
+    return check_tls_material(
+        secret, where=where, field=field, report=report, now=now, require_key=require_key
+    )
+
+
+def check_tls_material(
+    secret: api.Secret,
+    *,
+    where: str,
+    field: str,
+    report: ResourceReport,
+    now: float | None,
+    require_key: bool,
+) -> ir.TlsSecret | None:
+    cert_pem = secret.value(CERT_KEY) or ""
+    key_pem = secret.value(KEY_KEY) or ""
+    ca_pem = secret.value(CA_KEY)
+    meta = secret.metadata
+    source = ir.SourceRef(kind=api.Secret.KIND, namespace=meta.namespace, name=meta.name)
+    if ca_pem is not None and not _parse_certificates(ca_pem, f"{where} {CA_KEY}", field, report):
+        return None
+    if not cert_pem and not key_pem and not require_key and ca_pem is not None:
+        return ir.TlsSecret(
+            name=tls_secret_name(meta.namespace, meta.name),
+            source=source,
+            certificate_chain="",
+            private_key="",
+            ca=ca_pem,
+        )
+    if bool(cert_pem) != bool(key_pem):
+        report.error(
+            field,
+            f"{where} is not a valid TLS secret: both or none of cert chain and "
+            "private key must be provided",
+        )
+        return None
+    chain = _parse_certificates(cert_pem, f"{where} {CERT_KEY}", field, report)
+    if not chain:
+        return None
+    try:
+        private_key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    except (ValueError, TypeError) as exc:
+        report.error(
+            field,
+            f"{where} is not a valid TLS secret: {KEY_KEY} is not a PEM "
+            f"private key without a passphrase ({_short(exc)})",
+        )
+        return None
+    leaf = chain[0]
+    if private_key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    ) != leaf.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    ):
+        report.error(
+            field,
+            f"{where} is not a valid TLS secret: the private key does not match the certificate",
+        )
+        return None
+    not_after = leaf.not_valid_after_utc.timestamp()
+    if now is not None and not_after < now:
+        report.warning(
+            field,
+            f"the certificate in {where} expired on "
+            f"{leaf.not_valid_after_utc:%Y-%m-%d %H:%M:%S} UTC",
+        )
+    return ir.TlsSecret(
+        name=tls_secret_name(meta.namespace, meta.name),
+        source=source,
+        certificate_chain=cert_pem,
+        private_key=key_pem,
+        ca=ca_pem,
+        not_after=not_after,
+    )
+
+
+def _parse_certificates(
+    pem: str, what: str, field: str, report: ResourceReport
+) -> list[x509.Certificate]:
+    try:
+        certificates = x509.load_pem_x509_certificates(pem.encode())
+    except ValueError as exc:
+        report.error(
+            field,
+            f"{what} is not a valid TLS secret: tls: failed to find any PEM data "
+            f"in certificate input ({_short(exc)})",
+        )
+        return []
+    return certificates
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:120]
