@@ -15,8 +15,8 @@ BIN = Path(sys.executable).parent
 @pytest.mark.parametrize(
     "command",
     [
-        ["ruff", "check", "src", "tests"],
-        ["ruff", "format", "--check", "src", "tests"],
+        ["ruff", "check", "src", "tests", "bench"],
+        ["ruff", "format", "--check", "src", "tests", "bench"],
         ["lint-imports"],
         ["mypy"],
     ],

@@ -159,6 +159,29 @@ def echo(
 
 
 @app.command()
+def schema(
+    kind: Annotated[str | None, typer.Argument(help="One kind; default: all.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write <Kind>.json files here.")] = None,
+) -> None:
+    """Print the JSON schema of the resource kinds (generated from the models)."""
+    import json
+
+    from gw.api.schema import all_schemas
+
+    schemas = all_schemas()
+    if kind is not None:
+        if kind not in schemas:
+            raise typer.BadParameter(f"unknown kind {kind!r}; kinds: {', '.join(schemas)}")
+        schemas = {kind: schemas[kind]}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, body in schemas.items():
+            (out / f"{name}.json").write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+        return
+    typer.echo(json.dumps(schemas if kind is None else schemas[kind], indent=2, sort_keys=True))
+
+
+@app.command()
 def version() -> None:
     """Print the gw version."""
     typer.echo(__version__)

@@ -10,9 +10,11 @@ accepted configuration) until the file is fixed or deleted.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,16 +54,30 @@ class _File:
 
 
 class DirectoryStore:
+    #: A file modified this recently that lost documents or stopped parsing may still be
+    #: being written (tools that truncate, then write): look again before believing it.
+    SETTLE_SECONDS = 0.05
+    SETTLE_TRIES = 4
+
     def __init__(self, root: Path) -> None:
         if not root.is_dir():
             raise NotADirectoryError(f"{root} is not a folder of manifests")
         self.root = root
         self.statuses = StatusBook()
         self._files: dict[Path, _File] = {}
+        self._snapshot: Snapshot | None = None
+        self._unsettled = False
 
     def scan(self) -> Snapshot:
-        """Re-read the files that changed since the last scan and build a snapshot."""
+        """Re-read the files that changed since the last scan and build a snapshot.
+
+        When nothing changed, the previous snapshot object is returned as is, so that
+        consumers can skip work with an identity check.
+        """
         seen: set[Path] = set()
+        changed = False
+        self._unsettled = False
+        now = time.time()
         for path in self._manifest_paths():
             seen.add(path)
             try:
@@ -72,10 +88,17 @@ class DirectoryStore:
             known = self._files.get(path)
             if known is not None and known.stamp == stamp:
                 continue
-            self._files[path] = self._read(path, stamp, known)
+            changed = True
+            state = self._read(path, stamp, known)
+            self._files[path] = state
+            if now - st.st_mtime < self.SETTLE_SECONDS * 2 and _got_worse(known, state):
+                self._unsettled = True
         for gone in self._files.keys() - seen:
             del self._files[gone]
-        return self._snapshot()
+            changed = True
+        if changed or self._snapshot is None:
+            self._snapshot = self._build_snapshot()
+        return self._snapshot
 
     async def watch(self) -> AsyncIterator[Snapshot]:
         """Yield a snapshot now and after every batch of changes in the folder."""
@@ -83,7 +106,13 @@ class DirectoryStore:
 
         yield self.scan()
         async for _ in awatch(self.root, debounce=30, step=10, recursive=True):
-            yield self.scan()
+            snapshot = self.scan()
+            for _ in range(self.SETTLE_TRIES):
+                if not self._unsettled:
+                    break
+                await asyncio.sleep(self.SETTLE_SECONDS)
+                snapshot = self.scan()
+            yield snapshot
 
     def _manifest_paths(self) -> Iterator[Path]:
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
@@ -122,7 +151,7 @@ class DirectoryStore:
         result.last_keys = keys
         return result
 
-    def _snapshot(self) -> Snapshot:
+    def _build_snapshot(self) -> Snapshot:
         resources: dict[ResourceKey, Resource] = {}
         sources: dict[ResourceKey, Source] = {}
         errors: list[InputError] = []
@@ -203,3 +232,14 @@ def _describe_load_error(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "the file is not UTF-8 text"
     return str(exc)
+
+
+def _got_worse(before: _File | None, after: _File) -> bool:
+    """True when a file stopped parsing or holds fewer resources than before."""
+    if before is None:
+        return after.error is not None
+    if after.error is not None and before.error is None:
+        return True
+    return len(after.documents) < len(before.documents) or any(
+        d.error is not None for d in after.documents
+    )

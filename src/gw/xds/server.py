@@ -75,6 +75,9 @@ class TypeState:
     acked_version: str = ""
     answer: bool = False
     nack: Nack | None = None
+    sent_at: float = 0.0
+    #: Seconds from the last push to its ACK: how long the client took to apply it.
+    apply_seconds: float | None = None
 
 
 @dataclass(slots=True)
@@ -99,6 +102,9 @@ class Connection:
                 t.removeprefix(_TYPE): {
                     "sent": s.sent_version,
                     "acked": s.acked_version,
+                    "applyMs": None
+                    if s.apply_seconds is None
+                    else round(s.apply_seconds * 1000, 2),
                     **(
                         {"nack": {"version": s.nack.version, "message": s.nack.message}}
                         if s.nack
@@ -180,6 +186,14 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
             else:
                 state.acked_version = request.version_info
                 state.nack = None
+                state.apply_seconds = time.monotonic() - state.sent_at
+                log.debug(
+                    "xds: %s acked %s %s after %.1f ms",
+                    conn.node_id,
+                    request.type_url.removeprefix(_TYPE),
+                    request.version_info,
+                    state.apply_seconds * 1000,
+                )
             if names != state.names:
                 state.names = names
                 state.answer = True
@@ -202,6 +216,14 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
             state.answer = False
             state.sent_version = version
             state.nonce = str(next(self._nonces))
+            state.sent_at = time.monotonic()
+            log.debug(
+                "xds: sending %s %s (%d resources) to %s",
+                type_url.removeprefix(_TYPE),
+                version,
+                len(selected),
+                conn.node_id,
+            )
             out.append(
                 discovery_pb2.DiscoveryResponse(
                     version_info=version,

@@ -148,3 +148,29 @@ async def test_watch_yields_on_create_edit_and_delete(tmp_path: Path) -> None:
         await next_with(lambda k: k == set())
     finally:
         task.cancel()
+
+
+async def test_watch_waits_out_a_truncate_then_write(tmp_path: Path) -> None:
+    """Tools that truncate a file and then write it must not make its resources vanish."""
+    path = tmp_path / "a.yaml"
+    path.write_text(US.format(name="a"))
+    store = DirectoryStore(tmp_path)
+    snapshots: list[set[ResourceKey]] = []
+
+    async def follow() -> None:
+        async for snapshot in store.watch():
+            snapshots.append(set(snapshot.resources))
+
+    task = asyncio.create_task(follow())
+    try:
+        while not snapshots:
+            await asyncio.sleep(0.01)
+        with open(path, "w") as handle:  # truncated now...
+            handle.flush()
+            await asyncio.sleep(0.06)  # ...a slow writer...
+            handle.write(US.format(name="b"))  # ...then the new content
+        while key("Upstream", "b") not in snapshots[-1]:
+            await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert all(s for s in snapshots), f"a snapshot lost every resource: {snapshots}"

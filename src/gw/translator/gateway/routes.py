@@ -25,6 +25,10 @@ _REDIRECT_CODES = {
 }
 
 
+_NO_OPTIONS = RouteOptions()
+_CATCH_ALL = (Matcher(prefix="/"),)
+
+
 class RouteBuilder:
     """Builds the routes of one VirtualService, numbering them as Envoy will name them."""
 
@@ -38,7 +42,7 @@ class RouteBuilder:
     def add(self, index: int, route: Route) -> None:
         field = f"spec.virtualHost.routes[{index}]"
         action = self._action(route, field)
-        matchers = route.matchers or [Matcher(prefix="/")]
+        matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")
             if match is None or action is None:
@@ -133,7 +137,7 @@ class RouteBuilder:
         clusters = self._clusters(route, f"{field}.routeAction")
         if clusters is None:
             return None
-        options = route.options or RouteOptions()
+        options = route.options or _NO_OPTIONS
         return ir.Forward(
             clusters=clusters,
             prefix_rewrite=options.prefix_rewrite or None,

@@ -1,0 +1,68 @@
+"""Writing benchmark results: JSON for machines, a Markdown table for people."""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def machine() -> dict[str, Any]:
+    import os
+
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def write(
+    name: str,
+    data: dict[str, Any],
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    notes: str = "",
+) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    data = {"machine": machine(), **data}
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+    lines = [
+        f"# {name}",
+        "",
+        notes.strip(),
+        "",
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    m = data["machine"]
+    lines += ["", f"Machine: {m['cpus']} CPUs, Python {m['python']}, {m['platform']}, {m['date']}."]
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.1f}" if value >= 10 else f"{value:.3f}"
+    return str(value)
