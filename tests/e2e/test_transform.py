@@ -89,6 +89,9 @@ spec:
                       headers:
                         x-route: {{text: 'own {{{{ org }}}}'}}
           headerManipulation:
+            requestHeadersToAdd:
+              - header: {{key: x-replaced, value: route}}
+                append: false
             requestHeadersToRemove: [x-route-remove]
         routeAction: {{single: {{upstream: {{name: echo, namespace: gw-system}}}}}}
       - matchers: [{{prefix: /}}]
@@ -240,6 +243,7 @@ def test_route_transformations_replace_the_virtual_host_ones(gw: GwUp) -> None:
     assert "x-regular" not in got  # nor its regular stage
     assert "x-route-remove" not in got  # route-level header removal
     assert got["x-added"] == "gw"  # host-level header manipulation still applies
+    assert got["x-replaced"] == "new"  # and is applied after the route's, so it wins
 
 
 def test_header_manipulation_adds_and_removes_request_headers(gw: GwUp) -> None:

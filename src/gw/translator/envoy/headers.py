@@ -1,8 +1,8 @@
 """`headerManipulation` → the header fields of Envoy's virtual hosts and routes.
 
 Envoy applies them when the router sends the request upstream, after every HTTP filter:
-JWT verification still sees a header that is removed here. Both levels apply; where both
-set the same header, the virtual host's value is applied last (Envoy's order, and the
+JWT verification still sees a header that is removed here. Both levels apply, the route's
+first and then the virtual host's, each removing before adding (Envoy's order, and the
 established gateway's).
 """
 
