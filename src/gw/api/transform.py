@@ -1,8 +1,14 @@
-"""`stagedTransformations`: regex extractors and templated headers (SPEC.md capability 8)."""
+"""`stagedTransformations`: regex extractors and templated headers (SPEC.md capability 8).
+
+The shape is the established gateway's (REFERENCE.md §6); which parts gw serves, and how,
+is the translator's business (`translator/gateway/transform.py`, docs/transform.md).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
+
+from pydantic import Field
 
 from gw.api.meta import Model
 
@@ -12,10 +18,13 @@ class InjaTemplate(Model):
 
 
 class Extraction(Model):
+    """Where a value comes from (`header`), the regex applied to it, and which capture
+    group (`subgroup`, 0 = the whole match) becomes the extractor's value."""
+
     header: str | None = None
     body: dict[str, Any] | None = None
     regex: str | None = None
-    subgroup: int = 0
+    subgroup: int = Field(default=0, ge=0)
     mode: Literal["EXTRACT", "SINGLE_REPLACE", "REPLACE_ALL"] = "EXTRACT"
     replacement_text: str | None = None
 

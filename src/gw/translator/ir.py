@@ -86,11 +86,99 @@ class Redirect:
     port: int | None = None
 
 
+# --- transformations and header manipulation ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractorRef:
+    """A template part: the value of the named extractor of the same stage."""
+
+    extractor: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestHeaderRef:
+    """A template part: the value of a request header as it is at this stage."""
+
+    header: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Extractor:
+    """A value taken from a request header with an RE2 regex (REFERENCE.md §6.2).
+
+    `extract`: the regex must match the whole value; the value is group `subgroup`, or empty
+    when the header is missing or the regex does not match. `single_replace`: when the regex
+    matches the whole value, the value becomes `replacement` (only group 0 is supported).
+    `replace_all`: every match is replaced. Both replace modes leave a non-matching value
+    unchanged. `replacement` is literal text and capture-group numbers.
+    """
+
+    name: str
+    header: str
+    regex: str
+    subgroup: int = 0
+    mode: Literal["extract", "single_replace", "replace_all"] = "extract"
+    replacement: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderTemplate:
+    """A header whose value is literal text and references, rendered per request."""
+
+    name: str
+    parts: tuple[str | ExtractorRef | RequestHeaderRef, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transformation:
+    """One stage's request transformation, applied in this order: `headers_to_remove`,
+    then `headers` (each replaces any header of that name; an empty result leaves none),
+    then `headers_to_append`. Extractors read the request as it entered the stage."""
+
+    extractors: tuple[Extractor, ...] = ()
+    headers_to_remove: tuple[str, ...] = ()
+    headers: tuple[HeaderTemplate, ...] = ()
+    headers_to_append: tuple[HeaderTemplate, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StagedTransformations:
+    """`early` runs before authentication, `regular` after it (before the router)."""
+
+    early: Transformation | None = None
+    regular: Transformation | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderValue:
+    """A header to add. `value` may hold Envoy `%COMMAND%` substitutions (checked in stage 1);
+    `append` adds another value when the header exists, else the value replaces it."""
+
+    name: str
+    value: str
+    append: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderManipulation:
+    """Headers added and removed at a virtual host or route, when the request is sent
+    upstream (after every filter) and when the response is sent downstream."""
+
+    request_headers_to_add: tuple[HeaderValue, ...] = ()
+    request_headers_to_remove: tuple[str, ...] = ()
+    response_headers_to_add: tuple[HeaderValue, ...] = ()
+    response_headers_to_remove: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Route:
     name: str
     match: RouteMatch
     action: Forward | DirectResponse | Redirect
+    #: Set: replaces the virtual host's transformations on this route (both stages).
+    transformations: StagedTransformations | None = None
+    headers: HeaderManipulation | None = None
 
 
 # --- virtual hosts and listeners ----------------------------------------------------------
@@ -104,6 +192,8 @@ class VirtualHost:
     source: SourceRef
     domains: tuple[str, ...]
     routes: tuple[Route, ...]
+    transformations: StagedTransformations | None = None
+    headers: HeaderManipulation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

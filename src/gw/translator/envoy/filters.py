@@ -17,7 +17,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import names
+from gw.translator.envoy import names, transform
 from gw.translator.envoy.packing import pack
 
 
@@ -57,4 +57,6 @@ class Router:
         return ()
 
 
-HTTP_FILTERS: tuple[HttpFilter, ...] = (Router(),)
+#: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
+#: router. Each transformation stage is two filters (`envoy/transform.py`).
+HTTP_FILTERS: tuple[HttpFilter, ...] = (*transform.EARLY, *transform.REGULAR, Router())

@@ -20,6 +20,17 @@ HCM = "envoy.filters.network.http_connection_manager"
 ROUTER = "envoy.filters.http.router"
 
 
+def transform_filter(stage: str, step: str) -> str:
+    """The name of a transformation stage's filter (`extract` or `headers`): per-route
+    configs are keyed by it, so each of the four instances gets its own."""
+    return f"gw.transform.{stage}.{step}"
+
+
+def transform_metadata(stage: str) -> str:
+    """The dynamic-metadata namespace holding a stage's extracted values."""
+    return f"gw.transform.{stage}"
+
+
 def ads_config_source() -> config_source_pb2.ConfigSource:
     """Resources of every type come over the one ADS stream."""
     return config_source_pb2.ConfigSource(

@@ -9,6 +9,7 @@ from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
 
 
@@ -27,6 +28,7 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
         domains=list(vhost.domains),
         routes=[build_route(vhost, r) for r in vhost.routes],
     )
+    add_header_manipulation(out, vhost.headers)
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_virtual_host(vhost)
         if config is not None:
@@ -45,6 +47,7 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
             out.direct_response.body.inline_string = action.body
     else:
         out.redirect.CopyFrom(_redirect(action))
+    add_header_manipulation(out, route.headers)
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_route(vhost, route)
         if config is not None:

@@ -10,6 +10,8 @@ from gw import api
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.regex import RegexError, capture_groups
@@ -42,13 +44,28 @@ class RouteBuilder:
     def add(self, index: int, route: Route) -> None:
         field = f"spec.virtualHost.routes[{index}]"
         action = self._action(route, field)
+        options = route.options or _NO_OPTIONS
+        transformations = build_staged_transformations(
+            options.staged_transformations, f"{field}.options.stagedTransformations", self.report
+        )
+        headers = build_header_manipulation(
+            options.header_manipulation, f"{field}.options.headerManipulation", self.report
+        )
         matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")
             if match is None or action is None:
                 continue
             name = f"{self.vhost_name}-route-{len(self.routes)}"
-            self.routes.append(ir.Route(name=name, match=match, action=action))
+            self.routes.append(
+                ir.Route(
+                    name=name,
+                    match=match,
+                    action=action,
+                    transformations=transformations,
+                    headers=headers,
+                )
+            )
 
     # --- matching -------------------------------------------------------------------------
 
@@ -215,8 +232,6 @@ class RouteBuilder:
         if options is None:
             return
         for name, feature in (
-            ("header_manipulation", "headerManipulation"),
-            ("staged_transformations", "stagedTransformations"),
             ("jwt", "jwt"),
             ("rbac", "rbac"),
             ("extauth", "extauth"),

@@ -10,9 +10,13 @@ from gw.api.virtualservice import VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
+
+_OPTIONS = "spec.virtualHost.options"
 
 
 def vhost_name(namespace: str, name: str) -> str:
@@ -57,8 +61,20 @@ def build_virtual_host(
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
+    options = vhost.options or VirtualHostOptions()
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
-    built = ir.VirtualHost(name=name, source=source, domains=domains, routes=tuple(routes.routes))
+    built = ir.VirtualHost(
+        name=name,
+        source=source,
+        domains=domains,
+        routes=tuple(routes.routes),
+        transformations=build_staged_transformations(
+            options.staged_transformations, f"{_OPTIONS}.stagedTransformations", report
+        ),
+        headers=build_header_manipulation(
+            options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
+        ),
+    )
     return ("http", built)
 
 
@@ -118,8 +134,6 @@ def _unsupported_options(options: VirtualHostOptions | None, report: ResourceRep
         ("jwt", "jwt"),
         ("rbac", "rbac"),
         ("extauth", "extauth"),
-        ("staged_transformations", "stagedTransformations"),
-        ("header_manipulation", "headerManipulation"),
     ):
         if getattr(options, name) is not None:
             report.error(

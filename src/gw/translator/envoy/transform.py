@@ -1,0 +1,212 @@
+"""Request transformations → two Envoy filters per stage, all native C++ on the request path.
+
+A stage is `header_to_metadata` (`<stage>.extract`) followed by `header_mutation`
+(`<stage>.headers`):
+
+1. `extract` reads, before anything of the stage changes the request, every value a
+   template uses into the dynamic metadata namespace `gw.transform.<stage>`: each extractor
+   through `regex_value_rewrite` (RE2, the regex wrapped so that it always matches and a
+   value that does not match yields an empty group, hence no metadata: header_to_metadata
+   stores the whole value when the regex does not match), and each `{{ header("x") }}` as
+   the header's whole value.
+2. `headers` removes `headersToRemove`, then for each templated header removes every copy
+   (a client cannot smuggle in a value when nothing is extracted) and sets the rendered
+   value (`%DYNAMIC_METADATA(...)%` for references; an empty result adds nothing), then
+   appends `headersToAppend`.
+
+Configs are per route (the route's own transformations, else its virtual host's); the
+listener-level filters have no rules. Early filters come first in the chain, regular ones
+after authentication (`filters.HTTP_FILTERS`).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from envoy.config.common.mutation_rules.v3 import mutation_rules_pb2
+from envoy.config.core.v3 import base_pb2
+from envoy.extensions.filters.http.header_mutation.v3 import header_mutation_pb2
+from envoy.extensions.filters.http.header_to_metadata.v3 import header_to_metadata_pb2 as h2m_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+from envoy.type.matcher.v3 import regex_pb2
+from google.protobuf.message import Message
+
+from gw.translator import ir
+from gw.translator.envoy import names
+from gw.translator.envoy.packing import pack
+from gw.translator.regex import full_match, full_match_or_anything
+
+Stage = Literal["early", "regular"]
+_Value = base_pb2.HeaderValueOption
+
+
+def stage_transformation(
+    vhost: ir.VirtualHost, route: ir.Route, stage: Stage
+) -> ir.Transformation | None:
+    """What `stage` does on `route`: a route's own transformations replace its host's."""
+    staged = route.transformations if route.transformations is not None else vhost.transformations
+    if staged is None:
+        return None
+    return staged.early if stage == "early" else staged.regular
+
+
+def _reads(t: ir.Transformation) -> bool:
+    return bool(t.extractors) or bool(_header_refs(t))
+
+
+def _writes(t: ir.Transformation) -> bool:
+    return bool(t.headers_to_remove or t.headers or t.headers_to_append)
+
+
+def _header_refs(t: ir.Transformation) -> list[str]:
+    refs = {
+        part.header
+        for template in (*t.headers, *t.headers_to_append)
+        for part in template.parts
+        if isinstance(part, ir.RequestHeaderRef)
+    }
+    return sorted(refs)
+
+
+def _header_key(header: str) -> str:
+    """The metadata key of a whole header value: `@name`, and `@@path` for `:path`
+    (`%DYNAMIC_METADATA%` paths cannot hold a `:`). `@` is not a header-name character, so
+    these never meet an extractor's name or each other."""
+    return "@@" + header[1:] if header.startswith(":") else "@" + header
+
+
+class _StageFilter(abc.ABC):
+    step: str
+
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
+        self.name = names.transform_filter(stage, self.step)
+        self.namespace = names.transform_metadata(stage)
+
+    @abc.abstractmethod
+    def needed(self, t: ir.Transformation) -> bool:
+        """Whether this filter has work on a route where the stage does `t`."""
+
+    @abc.abstractmethod
+    def typed_config(self) -> Message:
+        """The listener-level config: no rules (the rules are per route)."""
+
+    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        for vhost in vhosts:
+            for route in vhost.routes:
+                t = stage_transformation(vhost, route, self.stage)
+                if t is not None and self.needed(t):
+                    return hcm_pb2.HttpFilter(
+                        name=self.name, typed_config=pack(self.typed_config())
+                    )
+        return None
+
+    def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
+        return None
+
+    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
+        return ()
+
+
+class TransformExtract(_StageFilter):
+    """`header_to_metadata`: the values a stage's templates use, read as the stage begins."""
+
+    step = "extract"
+
+    def needed(self, t: ir.Transformation) -> bool:
+        return _reads(t)
+
+    def typed_config(self) -> Message:
+        config: Message = h2m_pb2.Config()
+        return config
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        t = stage_transformation(vhost, route, self.stage)
+        if t is None or not _reads(t):
+            return None
+        rules = [self._extractor_rule(e) for e in t.extractors]
+        rules += [self._header_rule(h) for h in _header_refs(t)]
+        config: Message = h2m_pb2.Config(request_rules=rules)
+        return config
+
+    def _extractor_rule(self, extractor: ir.Extractor) -> h2m_pb2.Config.Rule:
+        if extractor.mode == "extract":
+            pattern, group = full_match_or_anything(extractor.regex, extractor.subgroup)
+            substitution = f"\\{group}"
+        else:
+            pattern = (
+                full_match(extractor.regex)
+                if extractor.mode == "single_replace"
+                else extractor.regex
+            )
+            substitution = "".join(
+                f"\\{p}" if isinstance(p, int) else p.replace("\\", "\\\\")
+                for p in extractor.replacement
+            )
+        pair = self._pair(extractor.name)
+        pair.regex_value_rewrite.CopyFrom(
+            regex_pb2.RegexMatchAndSubstitute(
+                pattern=regex_pb2.RegexMatcher(regex=pattern), substitution=substitution
+            )
+        )
+        return h2m_pb2.Config.Rule(header=extractor.header, on_header_present=pair)
+
+    def _header_rule(self, header: str) -> h2m_pb2.Config.Rule:
+        return h2m_pb2.Config.Rule(header=header, on_header_present=self._pair(_header_key(header)))
+
+    def _pair(self, key: str) -> h2m_pb2.Config.KeyValuePair:
+        return h2m_pb2.Config.KeyValuePair(
+            metadata_namespace=self.namespace, key=key, type=h2m_pb2.Config.STRING
+        )
+
+
+class TransformHeaders(_StageFilter):
+    """`header_mutation`: a stage's header removals, replacements and appends, in order."""
+
+    step = "headers"
+
+    def needed(self, t: ir.Transformation) -> bool:
+        return _writes(t)
+
+    def typed_config(self) -> Message:
+        config: Message = header_mutation_pb2.HeaderMutation()
+        return config
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        t = stage_transformation(vhost, route, self.stage)
+        if t is None or not _writes(t):
+            return None
+        mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in t.headers_to_remove]
+        for header in t.headers:
+            mutations.append(mutation_rules_pb2.HeaderMutation(remove=header.name))
+            mutations.append(self._append(header, _Value.OVERWRITE_IF_EXISTS_OR_ADD))
+        for header in t.headers_to_append:
+            mutations.append(self._append(header, _Value.APPEND_IF_EXISTS_OR_ADD))
+        config: Message = header_mutation_pb2.HeaderMutationPerRoute(
+            mutations=header_mutation_pb2.Mutations(request_mutations=mutations)
+        )
+        return config
+
+    def _append(self, header: ir.HeaderTemplate, action: int) -> mutation_rules_pb2.HeaderMutation:
+        value = "".join(self._format(part) for part in header.parts)
+        return mutation_rules_pb2.HeaderMutation(
+            append=_Value(
+                header=base_pb2.HeaderValue(key=header.name, value=value),
+                append_action=action,
+            )
+        )
+
+    def _format(self, part: str | ir.ExtractorRef | ir.RequestHeaderRef) -> str:
+        if isinstance(part, ir.ExtractorRef):
+            return f"%DYNAMIC_METADATA({self.namespace}:{part.extractor})%"
+        if isinstance(part, ir.RequestHeaderRef):
+            return f"%DYNAMIC_METADATA({self.namespace}:{_header_key(part.header)})%"
+        return part.replace("%", "%%")
+
+
+EARLY = (TransformExtract("early"), TransformHeaders("early"))
+REGULAR = (TransformExtract("regular"), TransformHeaders("regular"))

@@ -1,0 +1,160 @@
+"""`headerManipulation` (virtual host or route) → `ir.HeaderManipulation`.
+
+Every header name and value is checked here, so that a bad one is a status on the
+VirtualService and never a route configuration Envoy refuses: names must be HTTP tokens,
+pseudo-headers (`:path`) and `host` cannot be added or removed (Envoy refuses both), values
+may not hold line breaks, and a `%` in a value must start a substitution Envoy knows
+(`%DOWNSTREAM_REMOTE_ADDRESS%`, `%REQ(x-user)%`) or be written `%%`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gw.api.headers import HeaderManipulation, HeaderValueOption
+from gw.translator import ir
+from gw.translator.reports import ResourceReport
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_SUBSTITUTION = re.compile(r"%([A-Z][A-Z0-9_]*)(?:\(([^)]*)\))?(?::(\d+))?%")
+
+#: Envoy substitutions without parameters (each checked against `envoy --mode validate`).
+PLAIN_COMMANDS = frozenset(
+    """
+    DOWNSTREAM_REMOTE_ADDRESS DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT DOWNSTREAM_REMOTE_PORT
+    DOWNSTREAM_DIRECT_REMOTE_ADDRESS DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT
+    DOWNSTREAM_DIRECT_REMOTE_PORT DOWNSTREAM_LOCAL_ADDRESS DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT
+    DOWNSTREAM_LOCAL_PORT DOWNSTREAM_LOCAL_URI_SAN DOWNSTREAM_PEER_URI_SAN
+    DOWNSTREAM_LOCAL_SUBJECT DOWNSTREAM_PEER_SUBJECT DOWNSTREAM_PEER_ISSUER
+    DOWNSTREAM_TLS_SESSION_ID DOWNSTREAM_TLS_CIPHER DOWNSTREAM_TLS_VERSION
+    DOWNSTREAM_PEER_FINGERPRINT_256 DOWNSTREAM_PEER_FINGERPRINT_1 DOWNSTREAM_PEER_SERIAL
+    DOWNSTREAM_PEER_CERT DOWNSTREAM_PEER_CERT_V_START DOWNSTREAM_PEER_CERT_V_END
+    REQUESTED_SERVER_NAME UPSTREAM_REMOTE_ADDRESS UPSTREAM_LOCAL_ADDRESS UPSTREAM_CLUSTER
+    UPSTREAM_HOST UPSTREAM_TRANSPORT_FAILURE_REASON PROTOCOL HOSTNAME ROUTE_NAME
+    VIRTUAL_CLUSTER_NAME RESPONSE_CODE RESPONSE_CODE_DETAILS RESPONSE_FLAGS CONNECTION_ID
+    STREAM_ID UNIQUE_ID REQUEST_DURATION RESPONSE_DURATION DURATION BYTES_RECEIVED BYTES_SENT
+    UPSTREAM_REQUEST_ATTEMPT_COUNT
+    """.split()
+)
+#: Envoy substitutions that take parameters: `%REQ(x-user)%`; START_TIME's are optional.
+PARAMETER_COMMANDS = frozenset(
+    {"REQ", "RESP", "TRAILER", "DYNAMIC_METADATA", "UPSTREAM_METADATA", "FILTER_STATE"}
+    | {"ENVIRONMENT", "START_TIME"}
+)
+#: Substitutions that refuse a `:length` suffix.
+NO_LENGTH_COMMANDS = PLAIN_COMMANDS | {"UPSTREAM_METADATA", "START_TIME"}
+
+
+def header_name_problem(name: str) -> str | None:
+    """Why gw cannot add, set or remove a header called `name`; None when it can."""
+    if name.startswith(":"):
+        return (
+            f"{name!r} is a pseudo-header, which cannot be added or removed "
+            "(change the path with prefixRewrite, the host with hostRewrite)"
+        )
+    if name.lower() == "host":
+        return "the host header cannot be added or removed here; use the route option hostRewrite"
+    if not _TOKEN.fullmatch(name):
+        return f"{name!r} is not a valid HTTP header name (letters, digits and !#$%&'*+.^_`|~-)"
+    return None
+
+
+def line_break_problem(text: str) -> str | None:
+    if any(c in text for c in "\r\n\0"):
+        return "a header value may not contain line breaks or NUL characters"
+    return None
+
+
+def substitution_problem(value: str) -> str | None:
+    """Why Envoy would refuse `value` as a header value with `%COMMAND%` substitutions."""
+    at = 0
+    while (start := value.find("%", at)) >= 0:
+        if value.startswith("%%", start):
+            at = start + 2
+            continue
+        match = _SUBSTITUTION.match(value, start)
+        if match is None:
+            return (
+                f"the % at position {start} starts no substitution: write %% for a literal %, "
+                "or a substitution such as %DOWNSTREAM_REMOTE_ADDRESS% or %REQ(x-name)%"
+            )
+        command, params, length = match.groups()
+        if command in PLAIN_COMMANDS and params is not None:
+            return f"%{command}% takes no parameters"
+        if command in NO_LENGTH_COMMANDS and length is not None:
+            return f"%{command}% takes no :length"
+        if command in PARAMETER_COMMANDS - {"START_TIME"} and not params:
+            return f"%{command}(...)% needs parameters, for example %{command}(x-name)%"
+        if command not in PLAIN_COMMANDS | PARAMETER_COMMANDS:
+            return f"%{command}% is not a substitution gw knows (see docs/headers.md)"
+        at = match.end()
+    return None
+
+
+def build_header_manipulation(
+    options: HeaderManipulation | None, field: str, report: ResourceReport
+) -> ir.HeaderManipulation | None:
+    """The checked manipulation, or None when there is none or some part is bad (reported)."""
+    if options is None:
+        return None
+    errors = len(report.errors)
+    built = ir.HeaderManipulation(
+        request_headers_to_add=_to_add(
+            options.request_headers_to_add, f"{field}.requestHeadersToAdd", report
+        ),
+        request_headers_to_remove=_to_remove(
+            options.request_headers_to_remove, f"{field}.requestHeadersToRemove", report
+        ),
+        response_headers_to_add=_to_add(
+            options.response_headers_to_add, f"{field}.responseHeadersToAdd", report
+        ),
+        response_headers_to_remove=_to_remove(
+            options.response_headers_to_remove, f"{field}.responseHeadersToRemove", report
+        ),
+    )
+    return built if len(report.errors) == errors else None
+
+
+def _to_add(
+    options: list[HeaderValueOption], field: str, report: ResourceReport
+) -> tuple[ir.HeaderValue, ...]:
+    out = []
+    for i, option in enumerate(options):
+        where = f"{field}[{i}]"
+        if option.header_secret_ref is not None:
+            report.error(
+                f"{where}.headerSecretRef",
+                "headers from secrets are not supported by this gw build yet; "
+                "use header.key and header.value",
+            )
+            continue
+        if option.header is None:
+            report.error(where, "set header.key and header.value")
+            continue
+        name_problem = header_name_problem(option.header.key)
+        if name_problem is not None:
+            report.error(f"{where}.header.key", name_problem)
+        value = option.header.value
+        value_problem = line_break_problem(value) or substitution_problem(value)
+        if value_problem is not None:
+            report.error(f"{where}.header.value", value_problem)
+        if name_problem is None and value_problem is None:
+            out.append(
+                ir.HeaderValue(
+                    name=option.header.key.lower(),
+                    value=value,
+                    append=option.append is not False,
+                )
+            )
+    return tuple(out)
+
+
+def _to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:
+    out = []
+    for i, name in enumerate(names):
+        problem = header_name_problem(name)
+        if problem is not None:
+            report.error(f"{field}[{i}]", problem)
+        elif name.lower() not in out:
+            out.append(name.lower())
+    return tuple(out)
