@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from gw import api
@@ -11,6 +12,8 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.gateway.tls import build_tls, check_sni_conflicts
+from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
@@ -21,21 +24,30 @@ def vhost_name(namespace: str, name: str) -> str:
 
 
 def build_virtual_services(
-    snapshot: Snapshot, refs: Refs, reports: Reports
+    snapshot: Snapshot, refs: Refs, reports: Reports, options: Options
 ) -> dict[ResourceKey, Contribution]:
     out: dict[ResourceKey, Contribution] = {}
     for vs in snapshot.of_kind(api.VirtualService):
         report = reports.of(vs.key)
         built = build_virtual_host(vs, refs, report)
-        if built is not None:
-            out[vs.key] = Contribution(virtual_hosts=(built,))
+        if built is None:
+            continue
+        if vs.spec.ssl_config is None:
+            out[vs.key] = Contribution(virtual_hosts=(("http", built),))
+            continue
+        tls = build_tls(vs, built.domains, refs, report, options.now)
+        if tls is not None:
+            termination, secret = tls
+            vhost = dataclasses.replace(built, tls=termination)
+            out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
     check_domain_conflicts(out, reports)
+    check_sni_conflicts(out, reports)
     return out
 
 
 def build_virtual_host(
     vs: api.VirtualService, refs: Refs, report: ResourceReport
-) -> tuple[ListenerRole, ir.VirtualHost] | None:
+) -> ir.VirtualHost | None:
     spec = vs.spec
     meta = vs.metadata
     if spec.virtual_host is None:
@@ -44,8 +56,6 @@ def build_virtual_host(
             f"virtual service [{meta.namespace}.{meta.name}] does not specify a virtual host",
         )
         return None
-    if spec.ssl_config is not None:
-        report.error("spec.sslConfig", "TLS termination is not supported by this gw build yet")
     vhost = spec.virtual_host
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
@@ -58,8 +68,7 @@ def build_virtual_host(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
-    built = ir.VirtualHost(name=name, source=source, domains=domains, routes=tuple(routes.routes))
-    return ("http", built)
+    return ir.VirtualHost(name=name, source=source, domains=domains, routes=tuple(routes.routes))
 
 
 def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str, ...]:
@@ -91,11 +100,12 @@ def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str
 
 def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
     """Two VirtualServices on one listener may not share a domain; both are rejected,
-    as in the established gateway (the message names the other ones)."""
+    as in the established gateway (the message names the other ones). TLS virtual hosts
+    are exempt: each has its own filter chain and routes, told apart by SNI (tls.py)."""
     claims: dict[tuple[ListenerRole, str], list[ResourceKey]] = defaultdict(list)
     for key, contribution in built.items():
         for role, vhost in contribution.virtual_hosts:
-            for domain in vhost.domains:
+            for domain in vhost.domains if vhost.tls is None else ():
                 claims[(role, domain)].append(key)
     for (_, domain), keys in sorted(claims.items()):
         if len(keys) < 2:
