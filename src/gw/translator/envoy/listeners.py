@@ -32,9 +32,6 @@ def build_listener(listener: ir.Listener) -> listener_pb2.Listener:
         out.listener_filters.append(tls.tls_inspector())
         for vhost in listener.virtual_hosts:
             manager = _manager(listener, tls.route_config_name(listener, vhost), [vhost])
-            # SNI already chose the virtual host: a port in `Host` (browsers add one when
-            # the listener is not on 443) must not make its domains miss.
-            manager.strip_any_host_port = True
             out.filter_chains.append(tls.filter_chain(vhost, _filter(manager)))
     else:
         manager = _manager(listener, listener.route_config_name, listener.virtual_hosts)

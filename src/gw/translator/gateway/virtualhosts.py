@@ -12,7 +12,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.routes import RouteBuilder
-from gw.translator.gateway.tls import build_tls, check_sni_conflicts
+from gw.translator.gateway.tls import build_tls, check_sni_conflicts, with_ports
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -38,7 +38,8 @@ def build_virtual_services(
         tls = build_tls(vs, built.domains, refs, report, options.now)
         if tls is not None:
             termination, secret = tls
-            vhost = dataclasses.replace(built, tls=termination)
+            domains = with_ports(built.domains, options.https_port)
+            vhost = dataclasses.replace(built, domains=domains, tls=termination)
             out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
     check_domain_conflicts(out, reports)
     check_sni_conflicts(out, reports)
