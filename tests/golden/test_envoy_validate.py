@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from gw.translator.envoy import names
+from gw.translator import ir
+from gw.translator.envoy import Xds, build_xds, names
+from gw.translator.gateway import tls_parameters
 from tests.golden.test_golden import CASES, translate_case
+from tests.support.certs import make_cert
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +44,7 @@ def _static_sds(data: Any) -> Any:
     return data
 
 
-def _bootstrap(xds_resources: Any) -> dict[str, Any]:
+def _bootstrap(xds_resources: Xds) -> dict[str, Any]:
     ads_cluster = {
         "name": "xds_cluster",
         "type": "STATIC",
@@ -79,8 +82,52 @@ def _bootstrap(xds_resources: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
 def test_envoy_accepts_the_golden_xds(case: Path, tmp_path: Path) -> None:
     _, result = translate_case(case, tmp_path)
+    _validate(result.xds, tmp_path)
+
+
+CURVES = tls_parameters.ECDH_CURVES
+
+
+@pytest.mark.parametrize(
+    "curves",
+    [
+        tuple(sorted(set(CURVES.values()))),
+        tuple(sorted(name for name, curve in CURVES.items() if name != curve)),
+    ],
+    ids=["curves", "curve-aliases"],
+)
+def test_envoy_accepts_every_cipher_and_curve_gw_accepts(
+    curves: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The allow-lists in gateway/tls.py are what stands between a manifest and a NACK."""
+    pair = make_cert(["a.test"])
+    secret = ir.TlsSecret(
+        name="default_a",
+        source=ir.SourceRef(kind="Secret", namespace="default", name="a"),
+        certificate_chain=pair.cert_pem,
+        private_key=pair.key_pem,
+    )
+    tls = ir.TlsTermination(
+        server_names=("a.test",),
+        secret=secret.name,
+        cipher_suites=tuple(sorted(tls_parameters.CIPHER_SUITES)),
+        ecdh_curves=curves,
+    )
+    vhost = ir.VirtualHost(
+        name="default_a",
+        source=ir.SourceRef(kind="VirtualService", namespace="default", name="a"),
+        domains=("a.test",),
+        routes=(),
+        tls=tls,
+    )
+    listener = ir.Listener(name="https", address="127.0.0.1", port=9, virtual_hosts=(vhost,))
+    proxy = ir.Proxy(name="p", namespace="gw-system", listeners=(listener,), secrets=(secret,))
+    _validate(build_xds(proxy), tmp_path)
+
+
+def _validate(xds_resources: Xds, tmp_path: Path) -> None:
     bootstrap = tmp_path / "bootstrap.json"
-    bootstrap.write_text(json.dumps(_bootstrap(result.xds)))
+    bootstrap.write_text(json.dumps(_bootstrap(xds_resources)))
     run = subprocess.run(
         [str(ENVOY), "--mode", "validate", "-c", str(bootstrap), "--disable-hot-restart"]
         + ["-l", "critical"],

@@ -15,12 +15,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from gw import api
-from gw.api import ResourceKey
+from gw.api import ResourceKey, ResourceRef
 from gw.api.duration import duration_ms
-from gw.api.tls import SslConfig, SslParameters
+from gw.api.tls import SslConfig
+from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.secrets import resolve_tls_secret
+from gw.translator.gateway.tls_parameters import check_parameters
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
@@ -30,38 +32,6 @@ ANY_SNI = "*"
 DEFAULT_ALPN = ("h2", "http/1.1")
 #: `alpnProtocols: [allow_empty]` offers no ALPN at all (established spelling).
 NO_ALPN = "allow_empty"
-_VERSIONS = ("TLSv1_0", "TLSv1_1", "TLSv1_2", "TLSv1_3")
-#: TLS 1.0–1.2 cipher names the proxy's BoringSSL accepts (checked with Envoy 1.40); TLS 1.3
-#: suites are not configurable. `[a|b]` groups of these are accepted too.
-CIPHER_SUITES = frozenset(
-    {
-        "ECDHE-ECDSA-AES128-GCM-SHA256",
-        "ECDHE-RSA-AES128-GCM-SHA256",
-        "ECDHE-ECDSA-AES256-GCM-SHA384",
-        "ECDHE-RSA-AES256-GCM-SHA384",
-        "ECDHE-ECDSA-CHACHA20-POLY1305",
-        "ECDHE-RSA-CHACHA20-POLY1305",
-        "ECDHE-PSK-CHACHA20-POLY1305",
-        "ECDHE-ECDSA-AES128-SHA256",
-        "ECDHE-RSA-AES128-SHA256",
-        "ECDHE-ECDSA-AES128-SHA",
-        "ECDHE-RSA-AES128-SHA",
-        "ECDHE-PSK-AES128-CBC-SHA",
-        "ECDHE-ECDSA-AES256-SHA",
-        "ECDHE-RSA-AES256-SHA",
-        "ECDHE-PSK-AES256-CBC-SHA",
-        "AES128-GCM-SHA256",
-        "AES256-GCM-SHA384",
-        "AES128-SHA",
-        "PSK-AES128-CBC-SHA",
-        "AES256-SHA",
-        "PSK-AES256-CBC-SHA",
-        "DES-CBC3-SHA",
-    }
-)
-ECDH_CURVES = frozenset(
-    {"X25519", "X25519MLKEM768", "P-256", "P-384", "P-521", "prime256v1", "secp384r1", "secp521r1"}
-)
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _SERVER_NAME = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$")
 
@@ -69,6 +39,7 @@ _SERVER_NAME = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$")
 def build_tls(
     vs: api.VirtualService,
     domains: tuple[str, ...],
+    snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
     now: float | None,
@@ -97,19 +68,35 @@ def build_tls(
                 "sslConfig needs secretRef: the TLS secret holding the certificate and key",
             )
     else:
-        secret = resolve_tls_secret(
-            ssl.secret_ref,
-            refs=refs,
-            referrer=vs.key,
-            field=f"{FIELD}.secretRef",
-            report=report,
-            now=now,
-        )
+        secret = _secret(vs, ssl.secret_ref, snapshot, refs, report, now)
     server_names = _server_names(ssl, domains, report)
     termination = _termination(ssl, secret, server_names, report)
     if len(report.errors) > errors or secret is None or termination is None:
         return None
     return termination, secret
+
+
+def _secret(
+    vs: api.VirtualService,
+    ref: ResourceRef,
+    snapshot: Snapshot,
+    refs: Refs,
+    report: ResourceReport,
+    now: float | None,
+) -> ir.TlsSecret | None:
+    field = f"{FIELD}.secretRef"
+    key = refs.key(api.Secret, ref, vs.key)
+    unreadable = [e for e in snapshot.errors if e.key == key and key not in snapshot.resources]
+    if unreadable:
+        # Secrets have no status of their own: say here why this one cannot be used.
+        refs.link(vs.key, field, key)
+        report.error(
+            field,
+            f"the secret {key.namespace}.{key.name} cannot be read ({unreadable[0]}); "
+            "fix its manifest",
+        )
+        return None
+    return resolve_tls_secret(ref, refs=refs, referrer=vs.key, field=field, report=report, now=now)
 
 
 def _termination(
@@ -125,13 +112,16 @@ def _termination(
             "a root_ca must be provided if verify_subject_alt_name is not empty: "
             "add ca.crt to the TLS secret",
         )
+    for i, protocol in enumerate(ssl.alpn_protocols):
+        if not 0 < len(protocol.encode()) < 256:
+            report.error(f"{FIELD}.alpnProtocols[{i}]", "an ALPN protocol name has 1 to 255 bytes")
     timeout_ms = None
     if ssl.transport_socket_connect_timeout is not None:
         try:
             timeout_ms = round(duration_ms(ssl.transport_socket_connect_timeout))
         except ValueError as exc:
             report.error(f"{FIELD}.transportSocketConnectTimeout", str(exc))
-    params = _parameters(ssl.parameters, report)
+    params = check_parameters(ssl.parameters, report)
     if secret is None or params is None:
         return None
     minimum, maximum, ciphers, curves = params
@@ -183,45 +173,6 @@ def _server_names(
             )
         return ()
     return tuple(names)
-
-
-def _parameters(
-    params: SslParameters | None, report: ResourceReport
-) -> tuple[str | None, str | None, tuple[str, ...], tuple[str, ...]] | None:
-    if params is None:
-        return None, None, (), ()
-    field = f"{FIELD}.parameters"
-    ok = True
-    minimum = _version(params.minimum_protocol_version)
-    maximum = _version(params.maximum_protocol_version)
-    if minimum and maximum and _VERSIONS.index(minimum) > _VERSIONS.index(maximum):
-        report.error(
-            f"{field}.minimumProtocolVersion",
-            f"the minimum protocol version {minimum} is above the maximum {maximum}",
-        )
-        ok = False
-    for i, suite in enumerate(params.cipher_suites):
-        if not all(c in CIPHER_SUITES for c in suite.strip("[]").split("|")):
-            report.error(
-                f"{field}.cipherSuites[{i}]",
-                f"unknown cipher suite {suite!r}; use names such as "
-                "ECDHE-ECDSA-AES128-GCM-SHA256 (TLS 1.3 suites are not configurable)",
-            )
-            ok = False
-    for i, curve in enumerate(params.ecdh_curves):
-        if curve not in ECDH_CURVES:
-            report.error(
-                f"{field}.ecdhCurves[{i}]",
-                f"unknown ECDH curve {curve!r}; use one of {sorted(ECDH_CURVES)}",
-            )
-            ok = False
-    if not ok:
-        return None
-    return minimum, maximum, tuple(params.cipher_suites), tuple(params.ecdh_curves)
-
-
-def _version(version: str | None) -> str | None:
-    return None if version in (None, "TLS_AUTO") else version
 
 
 def _alpn(protocols: list[str]) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ def build_virtual_services(
         if vs.spec.ssl_config is None:
             out[vs.key] = Contribution(virtual_hosts=(("http", built),))
             continue
-        tls = build_tls(vs, built.domains, refs, report, options.now)
+        tls = build_tls(vs, built.domains, snapshot, refs, report, options.now)
         if tls is not None:
             termination, secret = tls
             domains = with_ports(built.domains, options.https_port)
