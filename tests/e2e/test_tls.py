@@ -31,6 +31,7 @@ from tests.support.wait import wait_until
 pytestmark = pytest.mark.e2e
 
 CA = make_ca("gw e2e CA")
+CLIENT_CA = make_ca("gw e2e client CA")
 VS_C = "VirtualService default.c"
 
 
@@ -51,15 +52,19 @@ def https_get(
     path: str = "/",
     trust: KeyPair | None = CA,
     alpn: list[str] | None = None,
+    client: Path | None = None,
 ) -> Reply:
     """One request on a new TLS connection to 127.0.0.1:`port` sending SNI `sni` (None: no
-    SNI). With `trust`, the server certificate must chain to it and name `sni`."""
+    SNI). With `trust`, the server certificate must chain to it and name `sni`. `client`: a
+    PEM file holding a client certificate and its key."""
     context = ssl.create_default_context()
     if trust is None:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     else:
         context.load_verify_locations(cadata=trust.cert_pem)
+    if client is not None:
+        context.load_cert_chain(client)
     if alpn:
         context.set_alpn_protocols(alpn)
     with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
@@ -148,6 +153,11 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         virtual_service("b", ["b.test", "*.b.test"], "beta", secret="tls-b")
     )
     (folder / "c.yaml").write_text(virtual_service("c", ["c.test"], "alpha", secret="tls-c"))
+    # mutual TLS: the secret's ca.crt is the CA client certificates must chain to
+    (folder / "tls-m.yaml").write_text(
+        tls_secret_yaml("tls-m", "default", make_cert(["m.test"], CA), ca=CLIENT_CA)
+    )
+    (folder / "m.yaml").write_text(virtual_service("m", ["m.test"], "beta", secret="tls-m"))
     (folder / "plain.yaml").write_text(
         virtual_service("plain", ["plain.test"], "beta", secret=None)
     )
@@ -192,6 +202,22 @@ def test_a_virtual_host_is_reachable_only_through_its_own_sni(env: Env) -> None:
     reply = env.get("a.test", host="b.test")
     assert reply.certificate == env.certs["a"].cert
     assert reply.status == 404
+
+
+def test_a_secret_with_a_ca_requires_client_certificates(env: Env, tmp_path: Path) -> None:
+    def client_file(pair: KeyPair, name: str) -> Path:
+        path = tmp_path / name
+        path.write_text(pair.cert_pem + pair.key_pem)
+        return path
+
+    trusted = client_file(make_cert(["client.test"], CLIENT_CA), "trusted.pem")
+    reply = env.get("m.test", client=trusted)
+    assert reply.status == 200 and reply.headers["x-echo-name"] == "beta"
+    # no client certificate, or one from a CA the secret does not name: refused
+    stranger = client_file(make_cert(["client.test"], CA), "stranger.pem")
+    for client in (None, stranger):
+        with pytest.raises((ssl.SSLError, ConnectionResetError)):
+            env.get("m.test", client=client)
 
 
 def test_plain_http_virtual_services_keep_working(env: Env) -> None:
