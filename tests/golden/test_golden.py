@@ -14,19 +14,27 @@ from typing import Any
 import pytest
 import yaml
 
+from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator import translate
+from gw.translator import Options, Result, translate
 from gw.translator.dump import proxy_to_data, xds_to_data
 
 CASES = Path(__file__).parent / "cases"
+#: Goldens are translated as of this moment (2026-06-01 UTC), so certificate expiry is
+#: checked and the output never depends on the day the test runs.
+GOLDEN_NOW = 1_780_272_000.0
 
 
-def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
+def translate_case(case: Path, tmp: Path) -> tuple[Snapshot, Result]:
     folder = tmp / "in"
     folder.mkdir()
     shutil.copy(case, folder / case.name)
     snapshot = DirectoryStore(folder).scan()
-    result = translate(snapshot)
+    return snapshot, translate(snapshot, Options(now=GOLDEN_NOW))
+
+
+def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
+    snapshot, result = translate_case(case, tmp)
     statuses = {
         str(key): {
             k: v

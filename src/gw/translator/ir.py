@@ -185,8 +185,36 @@ class Route:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TlsTermination:
+    """How the HTTPS listener terminates TLS for one virtual host (its own filter chain).
+
+    `server_names` are the SNI names that select it (`*.example.com` allowed); empty means
+    the default chain, for clients whose SNI matches no other chain or who send none.
+    `secret` names the `TlsSecret` in `Proxy.secrets` (served over SDS, so rotating it needs
+    no listener change); with `validate_clients` its CA checks client certificates, which
+    `require_client_certificate` makes mandatory. Protocol versions are spelled as Envoy
+    spells them (`TLSv1_2`).
+    """
+
+    server_names: tuple[str, ...]
+    secret: str
+    validate_clients: bool = False
+    require_client_certificate: bool = False
+    verify_subject_alt_names: tuple[str, ...] = ()
+    alpn_protocols: tuple[str, ...] = ("h2", "http/1.1")
+    minimum_version: str | None = None
+    maximum_version: str | None = None
+    cipher_suites: tuple[str, ...] = ()
+    ecdh_curves: tuple[str, ...] = ()
+    disable_session_resumption: bool = False
+    handshake_timeout_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VirtualHost:
-    """One VirtualService on one listener. `name` is Envoy-safe: `<namespace>_<name>`."""
+    """One VirtualService on one listener. `name` is Envoy-safe: `<namespace>_<name>`.
+
+    `tls` is set for virtual hosts on the HTTPS listener."""
 
     name: str
     source: SourceRef
@@ -194,6 +222,7 @@ class VirtualHost:
     routes: tuple[Route, ...]
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
+    tls: TlsTermination | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

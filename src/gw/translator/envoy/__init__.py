@@ -17,7 +17,7 @@ from gw.translator.envoy import names
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.listeners import build_listener
-from gw.translator.envoy.routes import build_route_configuration
+from gw.translator.envoy.routes import build_route_configurations
 from gw.translator.envoy.secrets import build_secrets
 
 __all__ = ["Xds", "build_xds"]
@@ -37,7 +37,8 @@ def build_xds(proxy: ir.Proxy) -> Xds:
     out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
     for listener in proxy.listeners:
         out[names.LISTENER][listener.name] = build_listener(listener)
-        out[names.ROUTE][listener.route_config_name] = build_route_configuration(listener)
+        for route_configuration in build_route_configurations(listener):
+            out[names.ROUTE][route_configuration.name] = route_configuration
     for cluster in proxy.clusters:
         out[names.CLUSTER][cluster.name] = build_cluster(cluster)
         if cluster.discovery == "eds":

@@ -1,6 +1,9 @@
-"""IR virtual hosts and routes → one Envoy RouteConfiguration per listener."""
+"""IR virtual hosts and routes → Envoy RouteConfigurations: one per plain listener, one per
+virtual host (filter chain) on a TLS listener."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 from envoy.config.route.v3 import route_pb2
@@ -8,15 +11,27 @@ from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
+from gw.translator.envoy import tls
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
 
 
-def build_route_configuration(listener: ir.Listener) -> route_pb2.RouteConfiguration:
+def build_route_configurations(listener: ir.Listener) -> list[route_pb2.RouteConfiguration]:
+    if tls.is_tls(listener):
+        return [
+            build_route_configuration(tls.route_config_name(listener, v), (v,))
+            for v in listener.virtual_hosts
+        ]
+    return [build_route_configuration(listener.route_config_name, listener.virtual_hosts)]
+
+
+def build_route_configuration(
+    name: str, vhosts: Sequence[ir.VirtualHost]
+) -> route_pb2.RouteConfiguration:
     return route_pb2.RouteConfiguration(
-        name=listener.route_config_name,
-        virtual_hosts=[build_virtual_host(v) for v in listener.virtual_hosts],
+        name=name,
+        virtual_hosts=[build_virtual_host(v) for v in vhosts],
         # Routes to a cluster that does not exist answer 503 instead of blocking the update.
         validate_clusters=wrappers_pb2.BoolValue(value=False),
     )

@@ -9,13 +9,14 @@ contributions of those that are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.tls import sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.gateway.virtualhosts import build_virtual_services
 from gw.translator.options import Options
@@ -25,6 +26,7 @@ from gw.translator.reports import Reports
 __all__ = ["Contribution", "build_proxy"]
 
 SETTINGS_NAME = "default"
+SNI_CLAIM = "sni"
 
 
 def build_proxy(
@@ -39,11 +41,12 @@ def build_proxy(
     _check_settings(snapshot, options, reports)
     contributions: dict[ResourceKey, Contribution] = {}
     contributions.update(build_upstreams(snapshot, reports))
-    contributions.update(build_virtual_services(snapshot, refs, reports))
+    contributions.update(build_virtual_services(snapshot, refs, reports, options))
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
-    return _assemble(accepted, options), accepted
+    fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
+    return _assemble(accepted, fresh, options), accepted
 
 
 def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:
@@ -93,48 +96,66 @@ def _choose(
         elif key in contributions:
             chosen[key] = contributions[key]
     while True:
-        held = {
-            (role, d): key
-            for key in fallback
-            for role, vh in chosen[key].virtual_hosts
-            for d in vh.domains
-        }
+        held = {claim: key for key in fallback for claim in _claims(chosen[key])}
         clash = _first_clash(chosen, fallback, held)
         if clash is None:
             return chosen
-        key, domain, holder = clash
-        reports.of(key).error(
-            "spec.virtualHost.domains",
-            f"domain conflict: the [{domain}] domain is still served by the last accepted "
-            f"version of virtual service {holder.namespace}.{holder.name}, which is rejected",
+        key, (kind, value), holder = clash
+        served = (
+            f"still served by the last accepted version of virtual service "
+            f"{holder.namespace}.{holder.name}, which is rejected"
         )
+        if kind == SNI_CLAIM:
+            reports.of(key).error(
+                "spec.sslConfig.sniDomains",
+                f"gateway has conflicting sni domains [{value}]: the name is {served}",
+            )
+        else:
+            reports.of(key).error(
+                "spec.virtualHost.domains",
+                f"domain conflict: the [{value}] domain is {served}",
+            )
         del chosen[key]
         if key in previous:
             chosen[key] = previous[key]
             fallback.add(key)
 
 
+def _claims(contribution: Contribution) -> Iterator[tuple[str, str]]:
+    """What a contribution holds exclusively: (listener role, domain) for each plain virtual
+    host, and (`sni`, name) for each SNI name of a TLS virtual host."""
+    for role, vhost in contribution.virtual_hosts:
+        for domain in vhost.domains if vhost.tls is None else ():
+            yield role, domain
+        for name in sni_claims(vhost):
+            yield SNI_CLAIM, name
+
+
 def _first_clash(
     chosen: Mapping[ResourceKey, Contribution],
     fallback: set[ResourceKey],
-    held: Mapping[tuple[ListenerRole, str], ResourceKey],
-) -> tuple[ResourceKey, str, ResourceKey] | None:
+    held: Mapping[tuple[str, str], ResourceKey],
+) -> tuple[ResourceKey, tuple[str, str], ResourceKey] | None:
     for key, contribution in sorted(chosen.items()):
         if key in fallback:
             continue
-        for role, vhost in contribution.virtual_hosts:
-            for domain in vhost.domains:
-                holder = held.get((role, domain))
-                if holder is not None and holder != key:
-                    return key, domain, holder
+        for claim in _claims(contribution):
+            holder = held.get(claim)
+            if holder is not None and holder != key:
+                return key, claim, holder
     return None
 
 
-def _assemble(accepted: Mapping[ResourceKey, Contribution], options: Options) -> ir.Proxy:
+def _assemble(
+    accepted: Mapping[ResourceKey, Contribution], fresh: set[ResourceKey], options: Options
+) -> ir.Proxy:
+    """The Proxy from the chosen contributions. A secret used both by a fresh contribution
+    and by a rejected resource's last accepted one is served as it is now (the fresh ones
+    come first), so a rotation reaches every virtual host that uses the secret."""
     by_role: dict[ListenerRole, list[ir.VirtualHost]] = {"http": [], "https": []}
     clusters: dict[str, ir.Cluster] = {}
     secrets: dict[str, ir.TlsSecret] = {}
-    for _, contribution in sorted(accepted.items()):
+    for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
         for role, vhost in contribution.virtual_hosts:
             by_role[role].append(vhost)
         for cluster in contribution.clusters:

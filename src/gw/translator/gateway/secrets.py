@@ -148,4 +148,5 @@ def _parse_certificates(
 
 def _short(exc: Exception) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:120]
+    # cryptography appends a link to its FAQ, which tells a gw user nothing.
+    return text.split(" See https://", 1)[0][:120]

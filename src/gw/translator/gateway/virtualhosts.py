@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from gw import api
@@ -12,11 +13,14 @@ from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.gateway.tls import build_tls, check_sni_conflicts, with_ports
 from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
 _OPTIONS = "spec.virtualHost.options"
+_NO_OPTIONS = VirtualHostOptions()
 
 
 def vhost_name(namespace: str, name: str) -> str:
@@ -25,21 +29,31 @@ def vhost_name(namespace: str, name: str) -> str:
 
 
 def build_virtual_services(
-    snapshot: Snapshot, refs: Refs, reports: Reports
+    snapshot: Snapshot, refs: Refs, reports: Reports, options: Options
 ) -> dict[ResourceKey, Contribution]:
     out: dict[ResourceKey, Contribution] = {}
     for vs in snapshot.of_kind(api.VirtualService):
         report = reports.of(vs.key)
         built = build_virtual_host(vs, refs, report)
-        if built is not None:
-            out[vs.key] = Contribution(virtual_hosts=(built,))
+        if built is None:
+            continue
+        if vs.spec.ssl_config is None:
+            out[vs.key] = Contribution(virtual_hosts=(("http", built),))
+            continue
+        tls = build_tls(vs, built.domains, snapshot, refs, report, options.now)
+        if tls is not None:
+            termination, secret = tls
+            domains = with_ports(built.domains, options.https_port)
+            vhost = dataclasses.replace(built, domains=domains, tls=termination)
+            out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
     check_domain_conflicts(out, reports)
+    check_sni_conflicts(out, reports)
     return out
 
 
 def build_virtual_host(
     vs: api.VirtualService, refs: Refs, report: ResourceReport
-) -> tuple[ListenerRole, ir.VirtualHost] | None:
+) -> ir.VirtualHost | None:
     spec = vs.spec
     meta = vs.metadata
     if spec.virtual_host is None:
@@ -48,8 +62,6 @@ def build_virtual_host(
             f"virtual service [{meta.namespace}.{meta.name}] does not specify a virtual host",
         )
         return None
-    if spec.ssl_config is not None:
-        report.error("spec.sslConfig", "TLS termination is not supported by this gw build yet")
     vhost = spec.virtual_host
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
@@ -61,9 +73,9 @@ def build_virtual_host(
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
-    options = vhost.options or VirtualHostOptions()
+    options = vhost.options or _NO_OPTIONS
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
-    built = ir.VirtualHost(
+    return ir.VirtualHost(
         name=name,
         source=source,
         domains=domains,
@@ -75,7 +87,6 @@ def build_virtual_host(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),
     )
-    return ("http", built)
 
 
 def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str, ...]:
@@ -107,11 +118,12 @@ def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str
 
 def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
     """Two VirtualServices on one listener may not share a domain; both are rejected,
-    as in the established gateway (the message names the other ones)."""
+    as in the established gateway (the message names the other ones). TLS virtual hosts
+    are exempt: each has its own filter chain and routes, told apart by SNI (tls.py)."""
     claims: dict[tuple[ListenerRole, str], list[ResourceKey]] = defaultdict(list)
     for key, contribution in built.items():
         for role, vhost in contribution.virtual_hosts:
-            for domain in vhost.domains:
+            for domain in vhost.domains if vhost.tls is None else ():
                 claims[(role, domain)].append(key)
     for (_, domain), keys in sorted(claims.items()):
         if len(keys) < 2:
