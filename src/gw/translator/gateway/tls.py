@@ -183,25 +183,6 @@ def _alpn(protocols: list[str]) -> tuple[str, ...]:
     return tuple(protocols)
 
 
-def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
-    """The domains of a TLS virtual host, also matching a `Host` that carries a port.
-
-    Browsers add the port to `Host` when it is not 443 (`gw up` listens on 8443), and the
-    SNI has already chosen this virtual host, so the port should not make it miss. The Host
-    is left as the client sent it (the upstream may build URLs from it). `a.test` also
-    matches `a.test:<any port>`; Envoy's `*.a.test` wildcard can only be given the listener's
-    own port; `*` and `a.*` match ports already.
-    """
-    out = list(domains)
-    for domain in domains:
-        if domain == ANY_SNI or domain.endswith("*") or ":" in domain:
-            continue
-        variant = f"{domain}:{port}" if domain.startswith("*") else f"{domain}:*"
-        if variant not in out:
-            out.append(variant)
-    return tuple(out)
-
-
 def sni_claims(vhost: ir.VirtualHost) -> tuple[str, ...]:
     """The SNI names a TLS virtual host holds on the HTTPS listener (`*`: the default)."""
     if vhost.tls is None:

@@ -13,7 +13,7 @@ from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.routes import RouteBuilder
-from gw.translator.gateway.tls import build_tls, check_sni_conflicts, with_ports
+from gw.translator.gateway.tls import build_tls, check_sni_conflicts
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -48,7 +48,31 @@ def build_virtual_services(
             out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
     check_domain_conflicts(out, reports)
     check_sni_conflicts(out, reports)
+    for key, contribution in out.items():
+        ((role, vhost),) = contribution.virtual_hosts
+        if role == "http":
+            vhost = dataclasses.replace(vhost, domains=with_ports(vhost.domains, options.http_port))
+            out[key] = dataclasses.replace(contribution, virtual_hosts=((role, vhost),))
     return out
+
+
+def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
+    """The domains, also matching a `Host` that carries a port.
+
+    Clients add the port to `Host` when it is not the scheme's default (`gw up` listens on
+    8080 and 8443), and a port must not make a request miss its virtual host. The Host is
+    left as the client sent it (the upstream may build URLs from it). `a.test` also matches
+    `a.test:<any port>`; Envoy's `*.a.test` wildcard can only be given the listener's own
+    port; `*` and `a.*` match ports already; a domain with a port is left as written.
+    """
+    out = list(domains)
+    for domain in domains:
+        if domain == "*" or domain.endswith("*") or ":" in domain:
+            continue
+        variant = f"{domain}:{port}" if domain.startswith("*") else f"{domain}:*"
+        if variant not in out:
+            out.append(variant)
+    return tuple(out)
 
 
 def build_virtual_host(
