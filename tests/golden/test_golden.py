@@ -1,5 +1,6 @@
 """Golden files: `cases/NAME.in.yaml` (manifests, exactly as `gw up` reads them) →
-`cases/NAME.out.yaml` (statuses, the Proxy IR, the xDS resources).
+`cases/NAME.out.yaml` (what discovery generated, when it did; statuses, the Proxy IR, the
+xDS resources).
 
 A change to the generated Envoy config shows as a diff of these files. Regenerate with
 `pytest tests/golden --update-goldens` and review the diff.
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from gw.discovery import ServiceDiscovery, discover
 from gw.store.directory import DirectoryStore
-from gw.translator import translate
+from gw.translator import Options, translate
 from gw.translator.dump import proxy_to_data, xds_to_data
 
 CASES = Path(__file__).parent / "cases"
@@ -25,7 +27,10 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
     folder = tmp / "in"
     folder.mkdir()
     shutil.copy(case, folder / case.name)
-    snapshot = DirectoryStore(folder).scan()
+    stored = DirectoryStore(folder).scan()
+    # The control plane's pipeline: store → discovery → translator.
+    discovery = discover(stored, Options().namespace)
+    snapshot = ServiceDiscovery(Options().namespace)(stored)
     result = translate(snapshot)
     statuses = {
         str(key): {
@@ -35,7 +40,17 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
         }
         for key, status in result.statuses.items()
     }
-    return {
+    out: dict[str, Any] = {}
+    if discovery.generated or discovery.stale:
+        out["discovery"] = {
+            "generated": {
+                str(key): upstream.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+                for key, upstream in sorted(discovery.generated.items())
+            },
+            "kept": sorted(str(key) for key in discovery.kept),
+            "stale": sorted(str(key) for key in discovery.stale),
+        }
+    return out | {
         "statuses": statuses,
         "inputErrors": [str(e) for e in snapshot.errors if e.key is None],
         "proxy": proxy_to_data(result.proxy),

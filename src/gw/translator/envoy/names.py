@@ -17,6 +17,7 @@ TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
 WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 
 HCM = "envoy.filters.network.http_connection_manager"
+TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
 
 
