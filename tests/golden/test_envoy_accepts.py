@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gw.discovery import ServiceDiscovery
 from gw.store.directory import DirectoryStore
-from gw.translator import translate
+from gw.translator import Options, translate
 from tests.golden.test_golden import CASES
 from tests.support.envoy_validate import envoy_refusal
 
@@ -20,5 +21,6 @@ from tests.support.envoy_validate import envoy_refusal
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
 def test_envoy_accepts_the_golden_xds(case: Path, tmp_path: Path) -> None:
     shutil.copy(case, tmp_path / case.name)
-    result = translate(DirectoryStore(tmp_path).scan())
+    snapshot = ServiceDiscovery(Options().namespace)(DirectoryStore(tmp_path).scan())
+    result = translate(snapshot)
     assert envoy_refusal(result.xds) is None
