@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,9 @@ BIN = Path(sys.executable).parent
     ids=lambda c: " ".join(c[:2]),
 )
 def test_gate(command: list[str]) -> None:
+    # lint-imports imports `gw`: make it this tree's, not whichever one the venv installed.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))
     result = subprocess.run(
-        [str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True
+        [str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True, env=env
     )
     assert result.returncode == 0, result.stdout + result.stderr

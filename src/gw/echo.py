@@ -1,7 +1,8 @@
 """`gw echo`: a demo upstream that answers every request with the request it received.
 
-The body is JSON: method, path, query string, headers (as received, lower-cased names) and
-the body as text. Tests read it to see which headers the gateway added, changed or removed;
+The body is JSON: method, path, query string, headers (as received, lower-cased names), the
+body as text, and the scheme of the connection (`https` when it serves TLS, see
+`gw echo --tls-cert`). Tests read it to see which headers the gateway added, changed or removed;
 the quick-start example routes to it. `x-echo-name` in the response tells instances apart.
 """
 
@@ -21,6 +22,7 @@ def build_app(name: str = "echo") -> Starlette:
         data: dict[str, Any] = {
             "name": name,
             "method": request.method,
+            "scheme": request.url.scheme,
             "path": request.url.path,
             "query": request.url.query,
             "headers": _headers(request),

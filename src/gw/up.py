@@ -27,6 +27,7 @@ from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import embedded_server
 from gw.controlplane import ControlPlane
+from gw.discovery import ServiceDiscovery
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.snapshot import Snapshot
@@ -55,6 +56,7 @@ class UpOptions:
     log_level: str = "info"
     envoy_log_level: str = "info"
     concurrency: int | None = None
+    discovery: bool = True
     home: Path = field(default_factory=gw_home)
 
 
@@ -74,13 +76,22 @@ async def start_controlplane(
     xds_port: int,
     debug_port: int | None,
     on_status: Callable[[Mapping[ResourceKey, Status | None], Snapshot], None] | None = None,
+    discovery: bool = True,
 ) -> ControlPlaneServers:
-    """Store + translator + xDS server (+ admin server when `debug_port` is set)."""
+    """Store + discovery + translator + xDS server (+ admin server when `debug_port` is set).
+
+    `discovery=False` leaves discovery to a separate `gw discovery` process."""
     store = DirectoryStore(folder)
     cache = SnapshotCache()
     ads = AdsServer(cache)
     grpc_server = await start_server(ads, _join(bind, xds_port))
-    controlplane = ControlPlane(store, cache, options, on_status=on_status)
+    controlplane = ControlPlane(
+        store,
+        cache,
+        options,
+        discovery=ServiceDiscovery(options.namespace) if discovery else None,
+        on_status=on_status,
+    )
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(controlplane.run(), name="controlplane")]
     stops: list[Callable[[], Any]] = [lambda: grpc_server.stop(grace=0.5)]
     if debug_port is not None:
@@ -103,6 +114,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         xds_port=options.xds_port,
         debug_port=options.debug_port,
         on_status=printer,
+        discovery=options.discovery,
     )
     envoy = EnvoySupervisor(
         ProxyOptions(

@@ -1,5 +1,6 @@
 """Golden files: `cases/NAME.in.yaml` (manifests, exactly as `gw up` reads them) →
-`cases/NAME.out.yaml` (statuses, the Proxy IR, the xDS resources).
+`cases/NAME.out.yaml` (what discovery generated, when it did; statuses, the Proxy IR, the
+xDS resources).
 
 A change to the generated Envoy config shows as a diff of these files. Regenerate with
 `pytest tests/golden --update-goldens` and review the diff.
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gw.discovery import ServiceDiscovery, discover
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator import Options, Result, translate
@@ -29,12 +31,15 @@ def translate_case(case: Path, tmp: Path) -> tuple[Snapshot, Result]:
     folder = tmp / "in"
     folder.mkdir()
     shutil.copy(case, folder / case.name)
-    snapshot = DirectoryStore(folder).scan()
+    stored = DirectoryStore(folder).scan()
+    # The control plane's pipeline: store → discovery → translator.
+    snapshot = ServiceDiscovery(Options().namespace)(stored)
     return snapshot, translate(snapshot, Options(now=GOLDEN_NOW))
 
 
 def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
     snapshot, result = translate_case(case, tmp)
+    discovery = discover(DirectoryStore(tmp / "in").scan(), Options().namespace)
     statuses = {
         str(key): {
             k: v
@@ -43,7 +48,17 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
         }
         for key, status in result.statuses.items()
     }
-    return {
+    out: dict[str, Any] = {}
+    if discovery.generated or discovery.stale:
+        out["discovery"] = {
+            "generated": {
+                str(key): upstream.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+                for key, upstream in sorted(discovery.generated.items())
+            },
+            "kept": sorted(str(key) for key in discovery.kept),
+            "stale": sorted(str(key) for key in discovery.stale),
+        }
+    return out | {
         "statuses": statuses,
         "inputErrors": [str(e) for e in snapshot.errors if e.key is None],
         "proxy": proxy_to_data(result.proxy),

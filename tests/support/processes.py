@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -57,20 +58,29 @@ class Process:
 
 
 class Echo:
-    """`gw echo` on a free port; `name` comes back in `x-echo-name` and in the body."""
+    """`gw echo` on a free port; `name` comes back in `x-echo-name` and in the body.
 
-    def __init__(self, workdir: Path, name: str = "echo") -> None:
+    `tls_args` (e.g. `--tls-cert C --tls-key K [--tls-client-ca CA]`) makes it serve HTTPS;
+    it is then ready when it accepts connections."""
+
+    def __init__(self, workdir: Path, name: str = "echo", *tls_args: str) -> None:
         self.name = name
         self.port = free_port()
         self.process = Process(
-            gw_command("echo", "--port", str(self.port), "--name", name),
+            gw_command("echo", "--port", str(self.port), "--name", name, *tls_args),
             gw_env(workdir),
             workdir / f"echo-{name}-{self.port}.log",
         )
-        wait_until(
-            lambda: httpx.get(f"http://127.0.0.1:{self.port}/", timeout=1).status_code == 200,
-            what=f"echo {name} on {self.port}",
-        )
+        wait_until(self._accepts if tls_args else self._answers, what=f"echo {name} on {self.port}")
+
+    def _answers(self) -> bool:
+        return httpx.get(f"http://127.0.0.1:{self.port}/", timeout=1).status_code == 200
+
+    def _accepts(self) -> bool:
+        if not self.process.alive():
+            raise RuntimeError(f"echo {self.name} exited:\n{self.process.output()}")
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+            return True
 
     def stop(self) -> None:
         self.process.stop()

@@ -120,3 +120,68 @@ def test_bad_duration_names_the_field() -> None:
 def test_not_a_mapping() -> None:
     with pytest.raises(ManifestError, match="a manifest must be a mapping, not a list"):
         parse_document([1, 2])
+
+
+ORCH_SERVICE = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "web", "namespace": "default", "uid": "u-1", "resourceVersion": "7"},
+    "spec": {
+        "clusterIP": "10.96.0.1",
+        "ipFamilies": ["IPv4"],
+        "ports": [{"name": "http", "port": 80, "targetPort": "web", "nodePort": 30080}],
+        "selector": {"app": "web"},
+        "type": "NodePort",
+    },
+    "status": {"loadBalancer": {}},
+}
+
+
+def test_orchestrator_objects_are_read_leniently() -> None:
+    """Fields the orchestrator writes and gw does not use are ignored, not errors."""
+    from gw.api.orch import Endpoints, Pod, Service
+
+    service = parse_document(ORCH_SERVICE)
+    assert isinstance(service, Service)
+    assert service.spec.ports[0].target_port == "web"
+    assert service.port(80) is not None and service.port(81) is None
+    endpoints = parse_document(
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": "web"},
+            "subsets": [
+                {
+                    "addresses": [
+                        {
+                            "ip": "10.0.0.1",
+                            "nodeName": "n",
+                            "targetRef": {"kind": "Pod", "name": "p", "uid": "x"},
+                        }
+                    ],
+                    "ports": [{"name": "http", "port": 8080, "appProtocol": "http"}],
+                }
+            ],
+        }
+    )
+    assert isinstance(endpoints, Endpoints)
+    assert endpoints.subsets[0].addresses[0].target_ref is not None
+    pod = parse_document(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"app": "web"}},
+            "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": "Running", "podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}]},
+        }
+    )
+    assert isinstance(pod, Pod) and pod.ready and pod.status.pod_ip == "10.0.0.1"
+
+
+def test_orchestrator_objects_still_check_what_gw_reads() -> None:
+    bad = dict(ORCH_SERVICE, spec={"ports": [{"port": "eighty"}]})
+    with pytest.raises(ManifestError) as exc:
+        parse_document(bad)
+    assert exc.value.problems[0].field == "spec.ports[0].port"
+    with pytest.raises(ManifestError, match="apiVersion"):
+        parse_document(dict(ORCH_SERVICE, apiVersion="apps/v1"))

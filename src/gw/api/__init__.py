@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
+from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
 from gw.api.secret import Secret
 from gw.api.settings import Settings
 from gw.api.upstream import Upstream
@@ -21,15 +22,20 @@ from gw.api.virtualservice import VirtualService
 
 __all__ = [
     "KINDS",
+    "ORCH_KINDS",
+    "STATUSLESS_KINDS",
     "AuthConfig",
+    "Endpoints",
     "ManifestError",
     "Metadata",
     "Model",
+    "Pod",
     "Problem",
     "Resource",
     "ResourceKey",
     "ResourceRef",
     "Secret",
+    "Service",
     "Settings",
     "Upstream",
     "VirtualService",
@@ -38,7 +44,17 @@ __all__ = [
 ]
 
 #: Every kind gw reads, in the order `gwctl` lists them. Adding a kind = adding it here.
-KINDS: tuple[type[Resource], ...] = (VirtualService, Upstream, AuthConfig, Settings, Secret)
+KINDS: tuple[type[Resource], ...] = (
+    VirtualService,
+    Upstream,
+    AuthConfig,
+    Settings,
+    Secret,
+    *ORCH_KINDS,
+)
+
+#: Kinds the orchestrator owns: gw reads them and gives them no status.
+STATUSLESS_KINDS = frozenset({Secret.KIND, *(k.KIND for k in ORCH_KINDS)})
 
 _BY_KIND: dict[str, type[Resource]] = {k.KIND: k for k in KINDS}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gw.api import KINDS
+from gw.api import KINDS, ORCH_KINDS
 from gw.api.meta import Resource
 
 
@@ -24,5 +24,6 @@ def json_schema(kind: type[Resource]) -> dict[str, Any]:
 
 
 def all_schemas() -> dict[str, dict[str, Any]]:
-    """Schema by kind name, for every kind gw reads."""
-    return {kind.KIND: json_schema(kind) for kind in KINDS}
+    """Schema by kind name, for every kind gw reads, but the orchestrator's Service,
+    Endpoints and Pod: the orchestrator publishes their schemas, gw reads only part of them."""
+    return {kind.KIND: json_schema(kind) for kind in KINDS if kind not in ORCH_KINDS}

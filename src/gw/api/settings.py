@@ -23,6 +23,20 @@ class ExtAuthSettings(Model):
     stat_prefix: str | None = None
 
 
+class UdsOptions(Model):
+    """Upstream discovery: on unless `enabled: false`; `watchLabels` narrows the services."""
+
+    enabled: bool | None = None
+    watch_labels: dict[str, str] = {}
+
+
+class DiscoverySettings(Model):
+    uds_options: UdsOptions | None = None
+    # Accepted, not acted on: gw does no function discovery.
+    fds_mode: str | None = None
+    fds_options: dict[str, Any] | None = None
+
+
 class RbacSettings(Model):
     require_rbac: bool = False
 
@@ -32,12 +46,12 @@ class SettingsSpec(Model):
     dev_mode: bool = False
     discovery_namespace: str | None = None
     watch_namespaces: list[str] = []
+    discovery: DiscoverySettings | None = None
     rbac: RbacSettings | None = None
     refresh_rate: Duration | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
     gateway: dict[str, Any] | None = None
-    discovery: dict[str, Any] | None = None
     kubernetes_config_source: dict[str, Any] | None = None
     kubernetes_secret_source: dict[str, Any] | None = None
     kubernetes_artifact_source: dict[str, Any] | None = None

@@ -38,6 +38,9 @@ def up(
     log_level: str = "info",
     envoy_log_level: str = "info",
     concurrency: Annotated[int | None, typer.Option(help="Envoy worker threads.")] = None,
+    discovery: Annotated[
+        bool, typer.Option(help="Discover upstreams from the folder's Services.")
+    ] = True,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
     from gw.up import UpOptions, gw_home
@@ -57,6 +60,7 @@ def up(
         log_level=log_level,
         envoy_log_level=envoy_log_level,
         concurrency=concurrency,
+        discovery=discovery,
         home=home,
     )
     asyncio.run(run_up(options))
@@ -74,9 +78,13 @@ def controlplane(
     proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
     debug_port: int = 9091,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
+    discovery: Annotated[
+        bool,
+        typer.Option(help="Discover upstreams in process (off when `gw discovery` runs)."),
+    ] = True,
 ) -> None:
-    """Run the control plane alone: store, translator, xDS server (and the debug server when
-    START_STATS_SERVER is set)."""
+    """Run the control plane alone: store, discovery, translator, xDS server (and the debug
+    server when START_STATS_SERVER is set)."""
     from gw.translator import Options
     from gw.up import start_controlplane
 
@@ -90,10 +98,33 @@ def controlplane(
             bind=bind,
             xds_port=xds_port,
             debug_port=debug_port if stats else None,
+            discovery=discovery,
         )
         await asyncio.gather(*servers.tasks)
 
     asyncio.run(main())
+
+
+@app.command("discovery")
+def discovery_command(
+    folder: Annotated[
+        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
+    ],
+    namespace: Annotated[
+        str, typer.Option(help="Where discovered upstreams go (Settings discoveryNamespace wins).")
+    ] = "gw-system",
+    once: Annotated[bool, typer.Option(help="Write the upstreams once and exit.")] = False,
+    log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
+) -> None:
+    """Run discovery alone: keep an Upstream manifest for every service port of FOLDER in
+    FOLDER/discovered/ (the files are yours to edit; edited ones are left alone)."""
+    from gw.discovery.runner import run
+
+    configure_logging(log_level)
+    try:
+        asyncio.run(run(folder, namespace, once=once))
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()
@@ -149,13 +180,36 @@ def echo(
     name: Annotated[
         str, typer.Option(help="Returned in x-echo-name, to tell instances apart.")
     ] = "echo",
+    tls_cert: Annotated[
+        Path | None, typer.Option(help="Serve HTTPS with this certificate chain (PEM).")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="The private key of --tls-cert.")] = None,
+    tls_client_ca: Annotated[
+        Path | None, typer.Option(help="Require client certificates signed by this CA.")
+    ] = None,
 ) -> None:
     """Run the demo upstream: it answers with the request it received, as JSON."""
+    import ssl
+
     import uvicorn
 
     from gw.echo import build_app
 
-    uvicorn.run(build_app(name), host=host, port=port, log_level="warning", access_log=False)
+    if (tls_cert is None) != (tls_key is None):
+        raise typer.BadParameter("--tls-cert and --tls-key go together")
+    uvicorn.run(
+        build_app(name),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        # Show the request as it arrived: the scheme of this connection, not x-forwarded-*.
+        proxy_headers=False,
+        ssl_certfile=tls_cert,
+        ssl_keyfile=tls_key,
+        ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
+    )
 
 
 @app.command()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gw.api import ResourceKey
+from gw.api import STATUSLESS_KINDS, ResourceKey
 from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
@@ -57,9 +57,12 @@ def _statuses(
     accepted: Mapping[ResourceKey, Contribution],
     proxy: ir.Proxy,
 ) -> dict[ResourceKey, Status]:
-    """A status for every gw resource (secrets have none, as in the orchestrator)."""
-    keys = {k for k in snapshot.resources if k.kind != "Secret"}
-    keys |= {e.key for e in snapshot.errors if e.key is not None and e.key.kind != "Secret"}
+    """A status for every gw resource (the orchestrator's own objects, secrets included,
+    have none)."""
+    keys = {k for k in snapshot.resources if k.kind not in STATUSLESS_KINDS}
+    keys |= {
+        e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
+    }
     proxy_key = f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
     out: dict[ResourceKey, Status] = {}
     for key in sorted(keys):

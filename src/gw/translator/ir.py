@@ -53,9 +53,23 @@ class RouteMatch:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceSelection:
+    """The endpoints of an EDS cluster: the ready addresses behind one port of an
+    orchestrator service, narrowed to pods carrying every `selector` label when it is set."""
+
+    namespace: str
+    name: str
+    port: int
+    selector: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WeightedCluster:
     cluster: str
     weight: int = 1
+    #: Set when the route addresses an orchestrator service directly (`orch` destination):
+    #: stage 1 adds the service's cluster next to the route.
+    service: ServiceSelection | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,11 +262,34 @@ class Endpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UpstreamTls:
+    """TLS from Envoy to an upstream. Key material is named, never copied here: `*_secret`
+    is a `TlsSecret` of `Proxy.secrets` (served over SDS), `*_file` a path on the proxy."""
+
+    sni: str | None = None
+    #: Present this secret's certificate to the upstream (mutual TLS).
+    certificate_secret: str | None = None
+    #: Verify the upstream's certificate with this secret's CA.
+    ca_secret: str | None = None
+    certificate_file: str | None = None
+    private_key_file: str | None = None
+    ca_file: str | None = None
+    verify_subject_alt_names: tuple[str, ...] = ()
+    alpn_protocols: tuple[str, ...] = ()
+    min_version: str | None = None
+    max_version: str | None = None
+    cipher_suites: tuple[str, ...] = ()
+    ecdh_curves: tuple[str, ...] = ()
+    allow_renegotiation: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cluster:
     """An Upstream (or a service addressed directly). `name` is `<upstream>_<namespace>`.
 
     `discovery`: `static` for IP hosts, `dns` for host names (Envoy resolves them), `eds`
-    for endpoints pushed by the control plane as they change.
+    for endpoints pushed by the control plane as they change: those of `service`, filled in
+    from the current Endpoints and Pods on every translation.
     """
 
     name: str
@@ -261,6 +298,8 @@ class Cluster:
     endpoints: tuple[Endpoint, ...]
     connect_timeout_ms: int = 5000
     http2: bool = False
+    service: ServiceSelection | None = None
+    tls: UpstreamTls | None = None
 
 
 # --- key material -------------------------------------------------------------------------

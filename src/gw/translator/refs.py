@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from gw.api import Resource, ResourceKey, ResourceRef
+from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
 from gw.translator.reports import Reports
 
 R = TypeVar("R", bound=Resource)
@@ -71,9 +71,12 @@ def propagate_rejections(refs: Refs, reports: Reports) -> None:
             if edge.referrer == edge.referent:
                 continue
             if reports.rejected(edge.referent) and not reports.rejected(edge.referrer):
-                reports.of(edge.referrer).error(
-                    edge.field,
-                    f"{edge.referent.kind} {edge.referent.namespace}.{edge.referent.name} "
-                    "is rejected; fix it first (see its status)",
-                )
+                referent = edge.referent
+                what = f"{referent.kind} {referent.namespace}.{referent.name}"
+                if referent.kind in STATUSLESS_KINDS:  # only ever rejected for a bad manifest
+                    why = reports.of(referent).errors[0]
+                    message = f"{what} cannot be read ({why}); fix it first"
+                else:
+                    message = f"{what} is rejected; fix it first (see its status)"
+                reports.of(edge.referrer).error(edge.field, message)
                 changed = True

@@ -1,10 +1,11 @@
 """Stage 1: resources → Proxy.
 
 The passes run in a fixed order, each reading the snapshot and writing findings:
-input errors, upstreams, virtual services (with routes and domain conflicts), then one
-generic propagation of rejections along references. `assemble` then puts together the
-Proxy from the contributions of resources that are not rejected, and the last accepted
-contributions of those that are.
+input errors, upstreams, virtual services (with routes and domain conflicts, and the
+clusters of services they address directly), then one generic propagation of rejections
+along references. `assemble` then puts together the Proxy from the contributions of
+resources that are not rejected, and the last accepted contributions of those that are;
+last, EDS clusters get the endpoints the snapshot holds now.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from gw.api import ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.endpoints import attach_endpoints
+from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.tls import sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.gateway.virtualhosts import build_virtual_services
@@ -40,13 +43,15 @@ def build_proxy(
     refs = Refs(snapshot.resources, broken)
     _check_settings(snapshot, options, reports)
     contributions: dict[ResourceKey, Contribution] = {}
-    contributions.update(build_upstreams(snapshot, reports))
+    contributions.update(build_upstreams(snapshot, refs, reports, options))
     contributions.update(build_virtual_services(snapshot, refs, reports, options))
+    add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
-    return _assemble(accepted, fresh, options), accepted
+    proxy = attach_endpoints(_assemble(accepted, fresh, options), snapshot, reports)
+    return proxy, accepted
 
 
 def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:

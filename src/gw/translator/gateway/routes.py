@@ -6,11 +6,14 @@ matchers matches everything, like `prefix: /`. Destinations are resolved through
 
 from __future__ import annotations
 
+import dataclasses
+
 from gw import api
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
@@ -167,8 +170,8 @@ class RouteBuilder:
         action = route.route_action
         assert action is not None
         if action.single is not None:
-            name = self._destination(action.single, f"{field}.single")
-            return None if name is None else (ir.WeightedCluster(cluster=name, weight=1),)
+            target = self._destination(action.single, f"{field}.single")
+            return None if target is None else (target,)
         if action.multi is not None:
             dests = action.multi.destinations
             if not dests:
@@ -184,13 +187,13 @@ class RouteBuilder:
                 return None
             out = []
             for i, d in enumerate(dests):
-                name = self._destination(
+                target = self._destination(
                     d.destination, f"{field}.multi.destinations[{i}].destination"
                 )
-                if name is None:
+                if target is None:
                     return None
                 if d.weight > 0:
-                    out.append(ir.WeightedCluster(cluster=name, weight=d.weight))
+                    out.append(dataclasses.replace(target, weight=d.weight))
             return tuple(out)
         if action.upstream_group is not None:
             self.report.error(
@@ -203,16 +206,18 @@ class RouteBuilder:
         )
         return None
 
-    def _destination(self, dest: Destination, field: str) -> str | None:
+    def _destination(self, dest: Destination, field: str) -> ir.WeightedCluster | None:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
         if dest.orch is not None:
-            self.report.error(
-                f"{field}.orch",
-                "orchestrator service destinations are not supported by this gw build yet",
+            return resolve_service_destination(
+                dest.orch,
+                refs=self.refs,
+                referrer=self.vs.key,
+                field=f"{field}.orch",
+                report=self.report,
             )
-            return None
         assert dest.upstream is not None
         key = self.refs.key(api.Upstream, dest.upstream, self.vs.key)
         found = self.refs.resolve(
@@ -224,7 +229,7 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return cluster_name(key.name, key.namespace)
+        return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
 
     def _unsupported_options(self, options: RouteOptions | None, field: str) -> None:
         """Options whose feature this build lacks: refuse them rather than serve the route

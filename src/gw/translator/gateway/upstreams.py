@@ -1,7 +1,9 @@
 """Upstreams → clusters.
 
 A static upstream with IP hosts becomes a STATIC cluster; with any host name, Envoy
-resolves the names itself (STRICT_DNS). Cluster names are `<upstream>_<namespace>`.
+resolves the names itself (STRICT_DNS). An `orch` upstream becomes an EDS cluster selecting
+a service port (`orch.py`; endpoints from `endpoints.py`). TLS to the upstream comes from
+`upstream_tls.py`. Cluster names are `<upstream>_<namespace>`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from gw.api.duration import duration_ms
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.orch import build_orch_selection
+from gw.translator.gateway.upstream_tls import build_upstream_tls
+from gw.translator.options import Options
+from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
 
@@ -21,48 +27,55 @@ def cluster_name(name: str, namespace: str) -> str:
     return f"{name}_{namespace}"
 
 
-def build_upstreams(snapshot: Snapshot, reports: Reports) -> dict[ResourceKey, Contribution]:
+def build_upstreams(
+    snapshot: Snapshot, refs: Refs, reports: Reports, options: Options
+) -> dict[ResourceKey, Contribution]:
     out: dict[ResourceKey, Contribution] = {}
     for upstream in snapshot.of_kind(Upstream):
         report = reports.of(upstream.key)
-        cluster = build_cluster(upstream, report)
-        if cluster is not None and not report.errors:
-            out[upstream.key] = Contribution(clusters=(cluster,))
+        built = build_cluster(upstream, refs, report, options)
+        if built is not None and not report.errors:
+            cluster, secrets = built
+            out[upstream.key] = Contribution(clusters=(cluster,), secrets=secrets)
     return out
 
 
-def build_cluster(upstream: Upstream, report: ResourceReport) -> ir.Cluster | None:
+def build_cluster(
+    upstream: Upstream, refs: Refs, report: ResourceReport, options: Options
+) -> tuple[ir.Cluster, tuple[ir.TlsSecret, ...]] | None:
+    """The upstream's cluster and the secrets its TLS needs, or None after an error."""
     spec = upstream.spec
     meta = upstream.metadata
-    source = ir.SourceRef(kind=Upstream.KIND, namespace=meta.namespace, name=meta.name)
     kinds = [k for k in ("static", "orch") if getattr(spec, k) is not None]
     if len(kinds) != 1:
         found = " and ".join(kinds) if kinds else "neither"
         report.error("spec", f"an Upstream needs exactly one of static or orch (found {found})")
         return None
-    if spec.ssl_config is not None:
-        report.error("spec.sslConfig", "upstream TLS is not supported by this gw build yet")
+    tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, now=options.now)
+    service: ir.ServiceSelection | None = None
+    endpoints: tuple[ir.Endpoint, ...] = ()
+    discovery: Literal["static", "dns", "eds"] = "eds"
     if spec.orch is not None:
-        report.error("spec.orch", "orchestrator upstreams are not supported by this gw build yet")
-        return None
-    assert spec.static is not None
-    if spec.static.use_tls:
-        report.error("spec.static.useTls", "upstream TLS is not supported by this gw build yet")
-    endpoints = _static_endpoints(upstream, report)
-    if not endpoints:
-        return None
-    discovery: Literal["static", "dns"] = (
-        "static" if all(_is_ip(e.address) for e in endpoints) else "dns"
-    )
+        service = build_orch_selection(upstream, spec.orch, refs=refs, report=report)
+        if service is None:
+            return None
+    else:
+        endpoints = _static_endpoints(upstream, report)
+        if not endpoints:
+            return None
+        discovery = "static" if all(_is_ip(e.address) for e in endpoints) else "dns"
     timeout = spec.connection_config.connect_timeout if spec.connection_config else None
-    return ir.Cluster(
+    cluster = ir.Cluster(
         name=cluster_name(meta.name, meta.namespace),
-        source=source,
+        source=ir.SourceRef(kind=Upstream.KIND, namespace=meta.namespace, name=meta.name),
         discovery=discovery,
         endpoints=endpoints,
         connect_timeout_ms=int(duration_ms(timeout)) if timeout else 5000,
         http2=bool(spec.use_http2),
+        service=service,
+        tls=tls,
     )
+    return cluster, secrets
 
 
 def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.Endpoint, ...]:

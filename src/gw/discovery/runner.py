@@ -1,0 +1,42 @@
+"""`gw discovery --dir DIR`: discovery as its own process, writing upstream manifests.
+
+It watches the folder like the control plane does and keeps `DIR/discovered/` in step with
+the services in it. A control plane serving the same folder reads those files as it reads
+any manifest (and, when it runs its own discovery stage too, the two agree: the files hold
+exactly what the stage generates).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from gw.discovery.services import discover, owned
+from gw.snapshot import Snapshot
+from gw.store.directory import DirectoryStore
+from gw.store.discovered import Changes, DiscoveredFiles
+
+log = logging.getLogger(__name__)
+
+
+def sync_once(snapshot: Snapshot, files: DiscoveredFiles, namespace: str) -> Changes:
+    """Bring `discovered/` in step with the services in `snapshot`."""
+    found = discover(snapshot, namespace)
+    changes = files.sync(snapshot, found.served, found.stale, owned)
+    for path in changes.written:
+        log.info("discovery: wrote %s", path)
+    for path in changes.removed:
+        log.info("discovery: removed %s (its service port is gone)", path)
+    return changes
+
+
+async def run(folder: Path, namespace: str, *, once: bool = False) -> None:
+    """Follow the folder and keep its discovered upstreams current (`once`: a single pass)."""
+    store = DirectoryStore(folder)
+    files = DiscoveredFiles(folder)
+    if once:
+        sync_once(store.scan(), files, namespace)
+        return
+    log.info("discovery: watching %s, writing upstreams to %s", folder, files.folder)
+    async for snapshot in store.watch():
+        sync_once(snapshot, files, namespace)
