@@ -1,21 +1,29 @@
-"""`jwt` on virtual host options: token verification providers (SPEC.md "JWT provider")."""
+"""`jwt` on virtual host options: token verification providers (SPEC.md "JWT provider").
+
+SPEC.md names `issuer`, `jwks.local.key`, `jwks.remote.url` + `upstreamRef`,
+`tokenSource.headers[].header` and `claimsToHeaders`; the rest are the established gateway's
+fields (REFERENCE.md §4.2), so that its manifests load unchanged.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
+
+from pydantic import Field
 
 from gw.api.duration import Duration
 from gw.api.meta import Model, ResourceRef
 
 
 class LocalJwks(Model):
-    """`jwks.local.key`: a PEM public key (or a JWK / JWKS JSON document)."""
+    """`jwks.local.key`: a PEM public key (RSA or EC), or a JWK / JWKS JSON document."""
 
     key: str
 
 
 class RemoteJwks(Model):
-    """`jwks.remote`: a key set fetched by Envoy through an Upstream."""
+    """`jwks.remote`: a key set Envoy fetches from `url` through the Upstream
+    `upstreamRef`, keeps for `cacheDuration` (default 5m) and refetches after."""
 
     url: str
     upstream_ref: ResourceRef | None = None
@@ -23,21 +31,30 @@ class RemoteJwks(Model):
 
 
 class Jwks(Model):
+    """Exactly one of `local` and `remote`."""
+
     local: LocalJwks | None = None
     remote: RemoteJwks | None = None
 
 
 class TokenHeader(Model):
+    """A header that carries the token, after an optional `prefix` (e.g. `Bearer `)."""
+
     header: str
     prefix: str | None = None
 
 
 class TokenSource(Model):
+    """Where the token is looked for; unset means `Authorization: Bearer` and the
+    `access_token` query parameter."""
+
     headers: list[TokenHeader] = []
     query_params: list[str] = []
 
 
 class ClaimToHeader(Model):
+    """Copies a verified claim into a request header (any client copy is removed first)."""
+
     claim: str
     header: str
     append: bool = False
@@ -48,9 +65,11 @@ class JwtProvider(Model):
     audiences: list[str] = []
     jwks: Jwks | None = None
     token_source: TokenSource | None = None
+    #: False (the default) removes the token from the request before it goes upstream.
     keep_token: bool = False
     claims_to_headers: list[ClaimToHeader] = []
-    clock_skew_seconds: int | None = None
+    clock_skew_seconds: int | None = Field(default=None, ge=0)
+    #: Dynamic metadata key (under the jwt_authn filter) for the failure status.
     attach_failed_status_to_metadata: str | None = None
 
 

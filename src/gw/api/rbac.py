@@ -1,4 +1,8 @@
-"""`rbac` on virtual host or route options: policies whose principals are JWT claims."""
+"""`rbac` on virtual host or route options: policies whose principals are JWT claims.
+
+A request passes when some policy allows it: its method and path fit `permissions`, and one
+of its `principals` matches the verified token's claims (REFERENCE.md §4.6).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ from gw.api.meta import Model
 
 
 class JwtPrincipal(Model):
+    """Every claim must match (AND). `provider` restricts the match to tokens verified by
+    that provider of the virtual host; unset, a token of any of its providers counts."""
+
     claims: dict[str, str] = {}
     provider: str | None = None
     matcher: Literal["EXACT_STRING", "BOOLEAN", "LIST_CONTAINS", "REGEX_MATCH"] = "EXACT_STRING"
@@ -18,6 +25,8 @@ class Principal(Model):
 
 
 class Permissions(Model):
+    """Unset fields allow anything: no `methods` means every method."""
+
     path_prefix: str | None = None
     methods: list[str] = []
 
@@ -25,9 +34,13 @@ class Permissions(Model):
 class Policy(Model):
     principals: list[Principal] = []
     permissions: Permissions | None = None
+    #: Splits claim names into a path (`realm.roles` → realm → roles); unset: top level only.
     nested_claim_delimiter: str | None = None
 
 
 class Rbac(Model):
+    """On a route, `disable: true` turns the virtual host's RBAC off for that route, and
+    `policies` replace the virtual host's."""
+
     disable: bool = False
     policies: dict[str, Policy] = {}

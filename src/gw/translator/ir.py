@@ -193,6 +193,107 @@ class Route:
     #: Set: replaces the virtual host's transformations on this route (both stages).
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
+    #: True: the virtual host's JWT verification is skipped on this route.
+    jwt_disabled: bool = False
+    #: Replaces the virtual host's RBAC on this route (None: inherit it).
+    rbac: Rbac | None = None
+
+
+# --- JWT verification ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenHeader:
+    name: str
+    prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimToHeader:
+    claim: str  # a nested claim is written with dots: `org.id`
+    header: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteJwks:
+    """A key set the proxy fetches itself from `url` through `cluster`, keeps for
+    `cache_duration_ms`, and refetches in the background (retrying after failures)."""
+
+    url: str
+    cluster: str
+    cache_duration_ms: int = 300_000
+    timeout_ms: int = 5000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JwtProvider:
+    """One verifier. `name` is unique on the listener (`<virtual host>_<provider>`); the
+    verified payload is kept under it, which is where RBAC principals look for claims.
+    Exactly one of `local_jwks` (a JWKS JSON document) and `remote_jwks` is set. Empty
+    `headers` and `query_params` mean the default locations."""
+
+    name: str
+    issuer: str
+    audiences: tuple[str, ...] = ()
+    local_jwks: str | None = None
+    remote_jwks: RemoteJwks | None = None
+    headers: tuple[TokenHeader, ...] = ()
+    query_params: tuple[str, ...] = ()
+    forward_token: bool = False
+    claims_to_headers: tuple[ClaimToHeader, ...] = ()
+    clock_skew_seconds: int = 60
+    failed_status_metadata_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JwtVerification:
+    """A virtual host's JWT check: a token valid for any provider passes. `require`:
+    `valid` (the default), `allow_missing` (no token passes, a bad one fails) or
+    `allow_missing_or_failed` (never blocks; claims are there when a token verified)."""
+
+    providers: tuple[JwtProvider, ...]
+    require: Literal["valid", "allow_missing", "allow_missing_or_failed"] = "valid"
+
+
+# --- RBAC ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimMatch:
+    """A claim of a verified payload: `path` (a nested claim is several segments) must
+    hold `value`, compared as `kind` says."""
+
+    path: tuple[str, ...]
+    kind: Literal["exact", "bool", "list_contains", "regex"]
+    value: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RbacPrincipal:
+    """All `claims` hold in the payload verified by one of `providers` (JwtProvider names)."""
+
+    providers: tuple[str, ...]
+    claims: tuple[ClaimMatch, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RbacPolicy:
+    """Allows a request whose method is in `methods` (empty: any), whose path starts with
+    `path_prefix` (None: any), and that one of `principals` matches."""
+
+    name: str
+    methods: tuple[str, ...] = ()
+    path_prefix: str | None = None
+    principals: tuple[RbacPrincipal, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rbac:
+    """A request passes when some policy allows it; no policies deny everything.
+    `disabled` (on a route) turns the virtual host's RBAC off there."""
+
+    policies: tuple[RbacPolicy, ...] = ()
+    disabled: bool = False
 
 
 # --- virtual hosts and listeners ----------------------------------------------------------
@@ -237,6 +338,8 @@ class VirtualHost:
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
     tls: TlsTermination | None = None
+    jwt: JwtVerification | None = None
+    rbac: Rbac | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,7 +18,9 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform
+from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.rbac import RbacFilter
 
 
 class HttpFilter(Protocol):
@@ -59,4 +61,10 @@ class Router:
 
 #: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
 #: router. Each transformation stage is two filters (`envoy/transform.py`).
-HTTP_FILTERS: tuple[HttpFilter, ...] = (*transform.EARLY, *transform.REGULAR, Router())
+HTTP_FILTERS: tuple[HttpFilter, ...] = (
+    *transform.EARLY,
+    JwtFilter(),
+    RbacFilter(),
+    *transform.REGULAR,
+    Router(),
+)

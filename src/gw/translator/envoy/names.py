@@ -20,6 +20,8 @@ HCM = "envoy.filters.network.http_connection_manager"
 TLS_INSPECTOR = "envoy.filters.listener.tls_inspector"
 TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
+JWT_AUTHN = "envoy.filters.http.jwt_authn"
+RBAC = "envoy.filters.http.rbac"
 
 
 def transform_filter(stage: str, step: str) -> str:

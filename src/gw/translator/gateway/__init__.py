@@ -41,10 +41,13 @@ def build_proxy(
     """The Proxy for `snapshot`, and every resource's contribution as last accepted."""
     broken = _report_input_errors(snapshot, reports)
     refs = Refs(snapshot.resources, broken)
-    _check_settings(snapshot, options, reports)
+    settings = _check_settings(snapshot, options, reports)
+    require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
     contributions.update(build_upstreams(snapshot, refs, reports, options))
-    contributions.update(build_virtual_services(snapshot, refs, reports, options))
+    contributions.update(
+        build_virtual_services(snapshot, refs, reports, options, require_rbac=require_rbac)
+    )
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
@@ -70,7 +73,9 @@ def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKe
     return broken
 
 
-def _check_settings(snapshot: Snapshot, options: Options, reports: Reports) -> None:
+def _check_settings(snapshot: Snapshot, options: Options, reports: Reports) -> api.Settings | None:
+    """The Settings object that is read (`<namespace>.default`), if there is one."""
+    read = None
     for settings in snapshot.of_kind(api.Settings):
         meta = settings.metadata
         if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
@@ -80,6 +85,8 @@ def _check_settings(snapshot: Snapshot, options: Options, reports: Reports) -> N
             )
         else:
             reports.of(settings.key)  # Accepted
+            read = settings
+    return read
 
 
 def _choose(

@@ -7,6 +7,7 @@ matchers matches everything, like `prefix: /`. Destinations are resolved through
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from gw import api
 from gw.api.duration import duration_ms
@@ -14,6 +15,7 @@ from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
@@ -37,11 +39,21 @@ _CATCH_ALL = (Matcher(prefix="/"),)
 class RouteBuilder:
     """Builds the routes of one VirtualService, numbering them as Envoy will name them."""
 
-    def __init__(self, vs: api.VirtualService, vhost_name: str, refs: Refs, report: ResourceReport):
+    def __init__(
+        self,
+        vs: api.VirtualService,
+        vhost_name: str,
+        refs: Refs,
+        report: ResourceReport,
+        *,
+        jwt_providers: Mapping[str, str] | None = None,
+    ):
         self.vs = vs
         self.vhost_name = vhost_name
         self.refs = refs
         self.report = report
+        #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
+        self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
 
     def add(self, index: int, route: Route) -> None:
@@ -54,6 +66,7 @@ class RouteBuilder:
         headers = build_header_manipulation(
             options.header_manipulation, f"{field}.options.headerManipulation", self.report
         )
+        jwt_disabled, rbac = self._security(options, f"{field}.options")
         matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")
@@ -67,8 +80,24 @@ class RouteBuilder:
                     action=action,
                     transformations=transformations,
                     headers=headers,
+                    jwt_disabled=jwt_disabled,
+                    rbac=rbac,
                 )
             )
+
+    def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
+        """`jwt.disable` and the route's own RBAC (None: the virtual host's applies)."""
+        jwt_disabled = options.jwt is not None and options.jwt.disable
+        if jwt_disabled and not self.jwt_providers:
+            self.report.warning(
+                f"{field}.jwt.disable", "no effect: the virtual host verifies no JWT"
+            )
+        if options.rbac is None:
+            return jwt_disabled, None
+        rbac = build_rbac(
+            options.rbac, field=f"{field}.rbac", providers=self.jwt_providers, report=self.report
+        )
+        return jwt_disabled, rbac
 
     # --- matching -------------------------------------------------------------------------
 
@@ -236,11 +265,7 @@ class RouteBuilder:
         without them (fail closed)."""
         if options is None:
             return
-        for name, feature in (
-            ("jwt", "jwt"),
-            ("rbac", "rbac"),
-            ("extauth", "extauth"),
-        ):
+        for name, feature in (("extauth", "extauth"),):
             if getattr(options, name) is not None:
                 self.report.error(
                     f"{field}.{feature}", f"{feature} is not supported by this gw build yet"

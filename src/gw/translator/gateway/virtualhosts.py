@@ -12,6 +12,8 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.tls import build_tls, check_sni_conflicts
 from gw.translator.gateway.transform import build_staged_transformations
@@ -29,12 +31,18 @@ def vhost_name(namespace: str, name: str) -> str:
 
 
 def build_virtual_services(
-    snapshot: Snapshot, refs: Refs, reports: Reports, options: Options
+    snapshot: Snapshot,
+    refs: Refs,
+    reports: Reports,
+    options: Options,
+    *,
+    require_rbac: bool = False,
 ) -> dict[ResourceKey, Contribution]:
+    """`require_rbac` (Settings `rbac.requireRbac`): a host without policies denies all."""
     out: dict[ResourceKey, Contribution] = {}
     for vs in snapshot.of_kind(api.VirtualService):
         report = reports.of(vs.key)
-        built = build_virtual_host(vs, refs, report)
+        built = build_virtual_host(vs, refs, report, require_rbac=require_rbac)
         if built is None:
             continue
         if vs.spec.ssl_config is None:
@@ -76,7 +84,7 @@ def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
 
 
 def build_virtual_host(
-    vs: api.VirtualService, refs: Refs, report: ResourceReport
+    vs: api.VirtualService, refs: Refs, report: ResourceReport, *, require_rbac: bool = False
 ) -> ir.VirtualHost | None:
     spec = vs.spec
     meta = vs.metadata
@@ -89,15 +97,16 @@ def build_virtual_host(
     vhost = spec.virtual_host
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
-    _unsupported_options(vhost.options, report)
-    routes = RouteBuilder(vs, name, refs, report)
+    options = vhost.options or _NO_OPTIONS
+    _unsupported_options(options, report)
+    jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
+    routes = RouteBuilder(vs, name, refs, report, jwt_providers=providers)
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
     if not vhost.routes:
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
-    options = vhost.options or _NO_OPTIONS
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
     return ir.VirtualHost(
         name=name,
@@ -110,6 +119,8 @@ def build_virtual_host(
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),
+        jwt=jwt,
+        rbac=rbac,
     )
 
 
@@ -140,6 +151,29 @@ def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str
     return tuple(out)
 
 
+def _security(
+    options: VirtualHostOptions,
+    vs: api.VirtualService,
+    name: str,
+    refs: Refs,
+    report: ResourceReport,
+    require_rbac: bool,
+) -> tuple[ir.JwtVerification | None, ir.Rbac | None, dict[str, str]]:
+    """The host's JWT check, its RBAC (an empty one denies all when Settings require RBAC),
+    and its provider names → IR names, which route RBAC needs too."""
+    jwt = None
+    providers: dict[str, str] = {}
+    if options.jwt is not None:
+        jwt = build_jwt(options.jwt, vs=vs, vhost_name=name, refs=refs, report=report)
+        providers = {p: provider_name(name, p) for p in options.jwt.providers}
+    rbac = ir.Rbac() if require_rbac else None
+    if options.rbac is not None:
+        rbac = build_rbac(
+            options.rbac, field=f"{_OPTIONS}.rbac", providers=providers, report=report
+        )
+    return jwt, None if rbac is None or rbac.disabled else rbac, providers
+
+
 def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
     """Two VirtualServices on one listener may not share a domain; both are rejected,
     as in the established gateway (the message names the other ones). TLS virtual hosts
@@ -161,16 +195,10 @@ def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Repo
             )
 
 
-def _unsupported_options(options: VirtualHostOptions | None, report: ResourceReport) -> None:
+def _unsupported_options(options: VirtualHostOptions, report: ResourceReport) -> None:
     """Options whose feature this build lacks are refused (fail closed): serving the host
-    without its JWT or RBAC check would open it."""
-    if options is None:
-        return
-    for name, feature in (
-        ("jwt", "jwt"),
-        ("rbac", "rbac"),
-        ("extauth", "extauth"),
-    ):
+    without its auth check would open it."""
+    for name, feature in (("extauth", "extauth"),):
         if getattr(options, name) is not None:
             report.error(
                 f"spec.virtualHost.options.{feature}",
