@@ -116,23 +116,8 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     translate_options = Options(
         bind_address=options.bind, http_port=options.http_port, https_port=options.https_port
     )
-    logs = options.home / "logs"
     printer = StatusPrinter(out)
-    envoy = EnvoySupervisor(
-        ProxyOptions(
-            bootstrap=BootstrapOptions(
-                node_id=f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
-                xds_host=options.bind,
-                xds_port=options.xds_port,
-                admin_host=options.bind,
-                admin_port=options.proxy_admin_port,
-            ),
-            log_level=options.envoy_log_level,
-            concurrency=options.concurrency,
-            log_path=logs / "gateway-proxy.log",
-            workdir=options.home / "proxy",
-        )
-    )
+    envoy = _envoy(options)
     servers = await start_controlplane(
         options.folder,
         translate_options,
@@ -229,6 +214,24 @@ async def _first_failure(tasks: list[asyncio.Task[Any]]) -> None:
         if not task.cancelled() and task.exception() is not None:
             log.error("%s failed", task.get_name(), exc_info=task.exception())
             print(f"gw: {task.get_name()} failed: {task.exception()}", file=sys.stderr)
+
+
+def _envoy(options: UpOptions) -> EnvoySupervisor:
+    return EnvoySupervisor(
+        ProxyOptions(
+            bootstrap=BootstrapOptions(
+                node_id=f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
+                xds_host=options.bind,
+                xds_port=options.xds_port,
+                admin_host=options.bind,
+                admin_port=options.proxy_admin_port,
+            ),
+            log_level=options.envoy_log_level,
+            concurrency=options.concurrency,
+            log_path=options.home / "logs" / "gateway-proxy.log",
+            workdir=options.home / "proxy",
+        )
+    )
 
 
 def proxy_component(envoy: EnvoySupervisor, options: UpOptions) -> dict[str, Any]:

@@ -46,23 +46,6 @@ ENDPOINTS = {
 def debug_routes(controlplane: ControlPlane, ads: AdsServer) -> list[Route]:
     metrics = Metrics(controlplane, ads)
 
-    async def get_logging(_: Request) -> JSONResponse:
-        return ok({"level": logs.current_level()})
-
-    async def put_logging(request: Request) -> JSONResponse:
-        body = await _json_object(request)
-        if isinstance(body, JSONResponse):
-            return body
-        level = body.get("level")
-        if not isinstance(level, str):
-            return error('the body must be a JSON object with a string member "level"')
-        try:
-            new = logs.set_level(level)
-        except ValueError as exc:
-            return error(str(exc))
-        log.warning("log level set to %s through the debug server", new)
-        return ok({"level": new})
-
     async def get_metrics(_: Request) -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
@@ -72,30 +55,6 @@ def debug_routes(controlplane: ControlPlane, ads: AdsServer) -> list[Route]:
             return limit
         recent = list(controlplane.traces)[-int(limit) :]
         return ok([t.to_data() for t in reversed(recent)])
-
-    async def profile(request: Request) -> JSONResponse:
-        seconds = _number(request, "seconds", default=5, low=0.05, high=profiling.MAX_SECONDS)
-        if isinstance(seconds, JSONResponse):
-            return seconds
-        return ok(await asyncio.to_thread(profiling.cpu_sample, seconds))
-
-    async def tasks(_: Request) -> JSONResponse:
-        return ok(profiling.tasks())
-
-    async def threads(_: Request) -> JSONResponse:
-        return ok(profiling.threads())
-
-    async def get_heap(_: Request) -> JSONResponse:
-        return ok(await asyncio.to_thread(profiling.heap))
-
-    async def put_heap(request: Request) -> JSONResponse:
-        body = await _json_object(request)
-        if isinstance(body, JSONResponse):
-            return body
-        tracing = body.get("tracing")
-        if not isinstance(tracing, bool):
-            return error('the body must be a JSON object with a boolean member "tracing"')
-        return ok({"tracing": profiling.set_heap_tracing(tracing)})
 
     return [
         Route("/logging", get_logging, methods=["GET"]),
@@ -108,6 +67,54 @@ def debug_routes(controlplane: ControlPlane, ads: AdsServer) -> list[Route]:
         Route("/debug/pprof/heap", get_heap, methods=["GET"]),
         Route("/debug/pprof/heap", put_heap, methods=["PUT"]),
     ]
+
+
+async def get_logging(_: Request) -> JSONResponse:
+    return ok({"level": logs.current_level()})
+
+
+async def put_logging(request: Request) -> JSONResponse:
+    body = await _json_object(request)
+    if isinstance(body, JSONResponse):
+        return body
+    level = body.get("level")
+    if not isinstance(level, str):
+        return error('the body must be a JSON object with a string member "level"')
+    try:
+        new = logs.set_level(level)
+    except ValueError as exc:
+        return error(str(exc))
+    log.warning("log level set to %s through the debug server", new)
+    return ok({"level": new})
+
+
+async def profile(request: Request) -> JSONResponse:
+    seconds = _number(request, "seconds", default=5, low=0.05, high=profiling.MAX_SECONDS)
+    if isinstance(seconds, JSONResponse):
+        return seconds
+    return ok(await asyncio.to_thread(profiling.cpu_sample, seconds))
+
+
+async def tasks(_: Request) -> JSONResponse:
+    return ok(profiling.tasks())
+
+
+async def threads(_: Request) -> JSONResponse:
+    return ok(profiling.threads())
+
+
+async def get_heap(_: Request) -> JSONResponse:
+    return ok(await asyncio.to_thread(profiling.heap))
+
+
+async def put_heap(request: Request) -> JSONResponse:
+    body = await _json_object(request)
+    if isinstance(body, JSONResponse):
+        return body
+    tracing = body.get("tracing")
+    if not isinstance(tracing, bool):
+        return error('the body must be a JSON object with a boolean member "tracing"')
+    return ok({"tracing": profiling.set_heap_tracing(tracing)})
 
 
 async def _json_object(request: Request) -> dict[str, Any] | JSONResponse:

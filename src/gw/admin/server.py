@@ -73,13 +73,8 @@ def build_app(
         return ok(status_rows(controlplane))
 
     async def snapshot_input(_: Request) -> JSONResponse:
-        snapshot = controlplane.snapshot
-        rows = []
-        if snapshot is not None:
-            for resource_key in sorted(snapshot.resources):
-                resource = snapshot.resources[resource_key]
-                rows.append(resource_data(resource))
-        return ok(rows)
+        found = controlplane.snapshot.resources if controlplane.snapshot else {}
+        return ok([resource_data(found[key]) for key in sorted(found)])
 
     async def snapshot_proxies(_: Request) -> JSONResponse:
         result = controlplane.result
@@ -90,18 +85,7 @@ def build_app(
         return ok({result.proxy.role: xds_to_data(result.xds)} if result else {})
 
     async def proxies(_: Request) -> JSONResponse:
-        return ok(
-            {
-                "connections": [c.summary() for c in ads.connections.values()],
-                "nacks": ads.nack_count,
-                "translation": {
-                    "count": controlplane.translation.count,
-                    "failures": controlplane.translation.failures,
-                    "lastDurationMs": round(controlplane.translation.last_duration * 1000, 3),
-                    "error": controlplane.translation.error,
-                },
-            }
-        )
+        return ok(proxies_data(controlplane, ads))
 
     async def list_components(_: Request) -> JSONResponse:
         return ok(components() if components else [control_plane_component()])
@@ -126,6 +110,20 @@ def build_app(
         exception_handlers={HTTPException: _http_error},
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=_log_request)],
     )
+
+
+def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
+    translation = controlplane.translation
+    return {
+        "connections": [c.summary() for c in ads.connections.values()],
+        "nacks": ads.nack_count,
+        "translation": {
+            "count": translation.count,
+            "failures": translation.failures,
+            "lastDurationMs": round(translation.last_duration * 1000, 3),
+            "error": translation.error,
+        },
+    }
 
 
 def control_plane_component() -> dict[str, Any]:
