@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from gw import __version__
-from tests.support.certs import make_cert
+from tests.support.certs import KeyPair, make_cert, tls_secret_yaml
 from tests.support.gwctl import gwctl, parse_table
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
@@ -307,24 +307,29 @@ def test_check_reports_each_problem_and_fails(setup: Setup) -> None:
     assert ok(setup.run("check")).endswith("No problems detected.\n")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs TLS termination (issue 6): the first feature that resolves a secret "
-    "reference. When it is merged this passes; remove the marker then.",
-)
-def test_check_reports_a_missing_secret(setup: Setup) -> None:
+def test_check_reports_missing_and_refused_secrets(setup: Setup) -> None:
     secure = setup.folder / "secure.yaml"
-    secure.write_text(SECURE)
+    pair, other = make_cert(["mismatch.example.com"]), make_cert(["other.example.com"])
+    mismatched = tls_secret_yaml("mismatch-tls", "default", KeyPair(
+        cert_pem=pair.cert_pem, key_pem=other.key_pem, cert=pair.cert, key=other.key
+    ))  # fmt: skip
+    uses_it = SECURE.replace("secure", "mismatch")
+    secure.write_text(SECURE + "---\n" + mismatched + "---\n" + uses_it)
     try:
         setup.gw.wait_status("VirtualService default.secure", "Rejected")
+        setup.gw.wait_status("VirtualService default.mismatch", "Rejected")
         result = setup.run("check")
         assert result.returncode == 1
-        assert check_lines(result.stdout)["Secrets"] == "1 Errors!"
+        assert check_lines(result.stdout)["Secrets"] == "2 Errors!"
         problems = [line.removeprefix("\t* ") for line in result.stderr.splitlines()[1:]]
-        assert (
-            "Found missing secret: default secure-tls (referenced by virtual service "
-            "default secure at spec.sslConfig.secretRef)"
-        ) in problems
+        secrets = [p for p in problems if "secret: default" in p]
+        assert secrets == [
+            "Found invalid secret: default mismatch-tls (referenced by virtual service default "
+            "mismatch: default.mismatch-tls is not a valid TLS secret: the private key does not "
+            "match the certificate)",
+            "Found missing secret: default secure-tls (referenced by virtual service default "
+            "secure at spec.sslConfig.secretRef)",
+        ]
     finally:
         secure.unlink()
         wait_until(lambda: setup.gw.status("VirtualService default.secure") is None)
