@@ -228,6 +228,7 @@ def test_traces_show_each_stage_of_a_translation(setup: Setup) -> None:
         assert [s["name"] for s in trace["spans"]] == [
             "store",
             "debounce",
+            "discovery",
             "translate",
             "publish",
         ]
