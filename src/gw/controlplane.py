@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import itertools
 import logging
 import time
 import traceback
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,6 +25,7 @@ from gw.api import ResourceKey
 from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.store.status import StatusBook
+from gw.tracing import Trace
 from gw.translator import Options, Result, translate
 from gw.xds.cache import SnapshotCache
 
@@ -50,6 +53,7 @@ class Translation:
     """What the control plane last did: for the admin API and `gwctl`."""
 
     count: int = 0
+    failures: int = 0
     last_duration: float = 0.0
     last_at: float = 0.0
     error: str | None = None
@@ -74,6 +78,12 @@ def _translate_without_gc(
             gc.enable()
 
 
+#: How many recent traces the control plane keeps for the debug server.
+TRACES_KEPT = 50
+
+TraceObserver = Callable[[Trace], None]
+
+
 class ControlPlane:
     def __init__(
         self,
@@ -92,10 +102,15 @@ class ControlPlane:
         self.snapshot: Snapshot | None = None
         self.result: Result | None = None
         self.translation = Translation()
+        self.traces: deque[Trace] = deque(maxlen=TRACES_KEPT)
+        #: Called after every translation (successful or not) with its trace.
+        self.observers: list[TraceObserver] = []
         self.ready = asyncio.Event()
         self._latest: Snapshot | None = None
         self._applied: Snapshot | None = None  # the store's snapshot last translated
+        self._latest_read: tuple[float, float] | None = None
         self._changed = asyncio.Event()
+        self._trace_ids = itertools.count(1)
 
     async def run(self) -> None:
         producer = asyncio.create_task(self._follow_store())
@@ -107,6 +122,9 @@ class ControlPlane:
     async def _follow_store(self) -> None:
         async for snapshot in self.store.watch():
             self._latest = snapshot
+            # How long the store took to read it, when the store says (DirectoryStore does).
+            read = float(getattr(self.store, "last_scan_seconds", 0.0) or 0.0)
+            self._latest_read = (time.perf_counter(), read)
             self._changed.set()
 
     async def _translate_forever(self) -> None:
@@ -122,21 +140,33 @@ class ControlPlane:
             self._changed.clear()
             snapshot = self._latest
             if snapshot is not None and snapshot is not self._applied:
-                await self.apply(snapshot)
+                await self.apply(snapshot, arrived=self._latest_read)
 
-    async def apply(self, snapshot: Snapshot) -> Result | None:
-        """Translate one snapshot and publish it: xDS to the cache, statuses to the store."""
+    async def apply(
+        self, snapshot: Snapshot, *, arrived: tuple[float, float] | None = None
+    ) -> Result | None:
+        """Translate one snapshot and publish it: xDS to the cache, statuses to the store.
+
+        `arrived` is (perf_counter when the store handed the snapshot over, seconds the store
+        spent reading it): it adds the `store` and `debounce` spans to the trace.
+        """
         started = time.perf_counter()
         self._applied = snapshot
+        trace = self._start_trace(started, arrived)
         previous = self.result.accepted if self.result else None
         try:
             if self.discovery is not None:
-                snapshot = self.discovery(snapshot)
+                with trace.span("discovery"):
+                    snapshot = self.discovery(snapshot)
+            trace.resources = len(snapshot.resources)
             options = dataclasses.replace(self.options, now=time.time())
-            result = await asyncio.to_thread(_translate_without_gc, snapshot, options, previous)
+            with trace.span("translate"):
+                result = await asyncio.to_thread(_translate_without_gc, snapshot, options, previous)
         except Exception:  # a translator bug must not stop the control plane
-            self.translation.error = traceback.format_exc()
+            self.translation.error = trace.error = traceback.format_exc()
+            self.translation.failures += 1
             log.exception("translation failed; the last good configuration keeps serving")
+            self._finish_trace(trace)
             return None
         elapsed = time.perf_counter() - started
         self.translation.error = None
@@ -146,15 +176,41 @@ class ControlPlane:
         self.translation.durations = (self.translation.durations + [elapsed])[-100:]
         self.snapshot = snapshot
         self.result = result
-        self.cache.set(result.proxy.role, result.xds.resources)
-        changed = self.store.statuses.write(result.statuses)
-        if changed and self.on_status is not None:
-            self.on_status(changed, snapshot)
+        with trace.span("publish"):
+            self.cache.set(result.proxy.role, result.xds.resources)
+            changed = self.store.statuses.write(result.statuses)
+            if changed and self.on_status is not None:
+                self.on_status(changed, snapshot)
+        trace.status_changes = len(changed)
         log.info(
             "translated %d resources in %.1f ms (%d status changes)",
             len(snapshot.resources),
             elapsed * 1000,
             len(changed),
         )
+        self._finish_trace(trace)
         self.ready.set()
         return result
+
+    def _start_trace(self, started: float, arrived: tuple[float, float] | None) -> Trace:
+        if arrived is None:
+            return Trace(id=next(self._trace_ids), started_at=time.time(), origin=started)
+        at, read = arrived
+        trace = Trace(
+            id=next(self._trace_ids),
+            started_at=time.time() - (started - at) - read,
+            origin=at - read,
+        )
+        if read:
+            trace.add("store", at - read, at)
+        trace.add("debounce", at, started)
+        return trace
+
+    def _finish_trace(self, trace: Trace) -> None:
+        self.traces.append(trace)
+        log.debug("translation trace: %s", trace.to_data())
+        for observer in self.observers:
+            try:
+                observer(trace)
+            except Exception:  # an observer (metrics) must not break the loop
+                log.exception("trace observer failed")

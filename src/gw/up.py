@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gw import __version__
-from gw.admin.server import build_app
+from gw.admin.devmode import DevMode
+from gw.admin.server import Components, build_app, control_plane_component
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import embedded_server
@@ -52,12 +53,15 @@ class UpOptions:
     xds_port: int = 9977
     proxy_admin_port: int = 19000
     debug_port: int = 9091
+    dev_port: int = 10010
     echo_port: int | None = None
     log_level: str = "info"
     envoy_log_level: str = "info"
     concurrency: int | None = None
     discovery: bool = True
     home: Path = field(default_factory=gw_home)
+    #: The version the admin server reports (testing `gwctl version` mismatches only).
+    server_version: str = __version__
 
 
 @dataclass(slots=True)
@@ -75,10 +79,14 @@ async def start_controlplane(
     bind: str,
     xds_port: int,
     debug_port: int | None,
+    dev_port: int | None = None,
     on_status: Callable[[Mapping[ResourceKey, Status | None], Snapshot], None] | None = None,
     discovery: bool = True,
+    server_version: str = __version__,
+    components: Components | None = None,
 ) -> ControlPlaneServers:
-    """Store + discovery + translator + xDS server (+ admin server when `debug_port` is set).
+    """Store + discovery + translator + xDS server (+ the debug server when `debug_port` is
+    set, and the developer API on `dev_port` while Settings say `devMode: true`).
 
     `discovery=False` leaves discovery to a separate `gw discovery` process."""
     store = DirectoryStore(folder)
@@ -95,9 +103,12 @@ async def start_controlplane(
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(controlplane.run(), name="controlplane")]
     stops: list[Callable[[], Any]] = [lambda: grpc_server.stop(grace=0.5)]
     if debug_port is not None:
-        admin = embedded_server(build_app(controlplane, ads), bind, debug_port)
+        app = build_app(controlplane, ads, server_version=server_version, components=components)
+        admin = embedded_server(app, bind, debug_port)
         tasks.append(asyncio.create_task(admin.serve(), name="admin"))
         stops.append(lambda: setattr(admin, "should_exit", True))
+    if dev_port is not None:
+        stops.append(DevMode(controlplane, bind, dev_port).stop)
     return ControlPlaneServers(controlplane, ads, tasks, stops)
 
 
@@ -105,31 +116,19 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     translate_options = Options(
         bind_address=options.bind, http_port=options.http_port, https_port=options.https_port
     )
-    logs = options.home / "logs"
     printer = StatusPrinter(out)
+    envoy = _envoy(options)
     servers = await start_controlplane(
         options.folder,
         translate_options,
         bind=options.bind,
         xds_port=options.xds_port,
         debug_port=options.debug_port,
+        dev_port=options.dev_port,
         on_status=printer,
         discovery=options.discovery,
-    )
-    envoy = EnvoySupervisor(
-        ProxyOptions(
-            bootstrap=BootstrapOptions(
-                node_id=f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
-                xds_host=options.bind,
-                xds_port=options.xds_port,
-                admin_host=options.bind,
-                admin_port=options.proxy_admin_port,
-            ),
-            log_level=options.envoy_log_level,
-            concurrency=options.concurrency,
-            log_path=logs / "gateway-proxy.log",
-            workdir=options.home / "proxy",
-        )
+        server_version=options.server_version,
+        components=lambda: [control_plane_component(), proxy_component(envoy, options)],
     )
     tasks = list(servers.tasks)
     tasks.append(asyncio.create_task(envoy.run(), name="envoy"))
@@ -217,10 +216,42 @@ async def _first_failure(tasks: list[asyncio.Task[Any]]) -> None:
             print(f"gw: {task.get_name()} failed: {task.exception()}", file=sys.stderr)
 
 
+def _envoy(options: UpOptions) -> EnvoySupervisor:
+    return EnvoySupervisor(
+        ProxyOptions(
+            bootstrap=BootstrapOptions(
+                node_id=f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
+                xds_host=options.bind,
+                xds_port=options.xds_port,
+                admin_host=options.bind,
+                admin_port=options.proxy_admin_port,
+            ),
+            log_level=options.envoy_log_level,
+            concurrency=options.concurrency,
+            log_path=options.home / "logs" / "gateway-proxy.log",
+            workdir=options.home / "proxy",
+        )
+    )
+
+
+def proxy_component(envoy: EnvoySupervisor, options: UpOptions) -> dict[str, Any]:
+    """The gateway-proxy as `/components` lists it; `healthUrl` answers 200 when ready."""
+    process = envoy.process
+    return {
+        "name": "gateway-proxy",
+        "namespace": "gw-system",
+        "role": "proxy",
+        "pid": process.pid if process else None,
+        "running": process is not None and process.returncode is None,
+        "restarts": envoy.restarts,
+        "healthUrl": f"http://{_host(options.bind)}:{options.proxy_admin_port}/ready",
+    }
+
+
 def _write_state(options: UpOptions) -> Path:
     host = _host(options.bind)
     state = {
-        "version": __version__,
+        "version": options.server_version,
         "pid": os.getpid(),
         "folder": str(options.folder.resolve()),
         "proxyUrl": f"http://{host}:{options.http_port}",
@@ -228,6 +259,7 @@ def _write_state(options: UpOptions) -> Path:
         "proxyAdminUrl": f"http://{host}:{options.proxy_admin_port}",
         "adminUrl": f"http://{host}:{options.debug_port}",
         "xdsAddress": f"{host}:{options.xds_port}",
+        "devAdminUrl": f"http://{host}:{options.dev_port}",
         "logs": {
             "gateway-proxy": str(options.home / "logs" / "gateway-proxy.log"),
             "gw": str(options.home / "logs" / "gw.log"),

@@ -1,31 +1,46 @@
-"""The admin app: what the control plane holds at every stage, as JSON envelopes.
+"""The admin app: what the control plane holds at every stage, as JSON envelopes, plus the
+debugging endpoints of `debug.py`.
 
 | path | data |
 |---|---|
-| `/statuses` | every resource's status, plus manifests that could not be read |
+| `/statuses` | statuses, unreadable manifests, references, every resource read and its file |
 | `/snapshots/input` | the resources as read (secret values redacted) |
 | `/snapshots/proxies` | the Proxy IR |
 | `/snapshots/xds` | the xDS resources served, per proxy role |
 | `/proxies` | connected xDS clients, their acked versions and NACKs |
+| `/components` | the processes of this install (control plane, proxy, ...) and their state |
 | `/version` | the server version |
+
+Every answer except `/` (HTML) and `/metrics` (Prometheus text) is the envelope of
+`envelope.py`; an unknown path or a wrong method is an envelope too.
 """
 
 from __future__ import annotations
 
 import html
+import logging
+import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from gw import __version__
-from gw.admin.envelope import ok
+from gw.admin.debug import ENDPOINTS as DEBUG_ENDPOINTS
+from gw.admin.debug import debug_routes
+from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.controlplane import ControlPlane
 from gw.translator.dump import REDACTED, proxy_to_data, xds_to_data
 from gw.xds.server import AdsServer
+
+log = logging.getLogger(__name__)
 
 ENDPOINTS = {
     "/statuses": "status of every resource (Accepted, Warning, Rejected and why)",
@@ -33,31 +48,33 @@ ENDPOINTS = {
     "/snapshots/proxies": "the Proxy built from them (the translator's IR)",
     "/snapshots/xds": "xDS resources served to each proxy role",
     "/proxies": "proxies connected over xDS, acked versions, NACKs",
+    "/components": "processes of this install and whether they run",
     "/version": "server version",
 }
 
+#: What `/components` lists: the processes of the install and their state. The control
+#: plane alone knows only itself; `gw up` passes a function that adds the proxy and
+#: whatever else it supervises.
+Components = Callable[[], list[dict[str, Any]]]
+
 
 def build_app(
-    controlplane: ControlPlane, ads: AdsServer, extra: list[Route] | None = None
+    controlplane: ControlPlane,
+    ads: AdsServer,
+    extra: list[Route] | None = None,
+    *,
+    server_version: str = __version__,
+    components: Components | None = None,
 ) -> Starlette:
     async def index(_: Request) -> HTMLResponse:
-        items = "".join(
-            f'<li><a href="{p}">{html.escape(p)}</a> — {html.escape(d)}</li>'
-            for p, d in ENDPOINTS.items()
-        )
-        return HTMLResponse(f"<h1>gw control plane</h1><p>Things to do:</p><ul>{items}</ul>")
+        return HTMLResponse(_index_page())
 
     async def statuses(_: Request) -> JSONResponse:
         return ok(status_rows(controlplane))
 
     async def snapshot_input(_: Request) -> JSONResponse:
-        snapshot = controlplane.snapshot
-        rows = []
-        if snapshot is not None:
-            for resource_key in sorted(snapshot.resources):
-                resource = snapshot.resources[resource_key]
-                rows.append(resource_data(resource))
-        return ok(rows)
+        found = controlplane.snapshot.resources if controlplane.snapshot else {}
+        return ok([resource_data(found[key]) for key in sorted(found)])
 
     async def snapshot_proxies(_: Request) -> JSONResponse:
         result = controlplane.result
@@ -68,20 +85,13 @@ def build_app(
         return ok({result.proxy.role: xds_to_data(result.xds)} if result else {})
 
     async def proxies(_: Request) -> JSONResponse:
-        return ok(
-            {
-                "connections": [c.summary() for c in ads.connections.values()],
-                "nacks": ads.nack_count,
-                "translation": {
-                    "count": controlplane.translation.count,
-                    "lastDurationMs": round(controlplane.translation.last_duration * 1000, 3),
-                    "error": controlplane.translation.error,
-                },
-            }
-        )
+        return ok(proxies_data(controlplane, ads))
+
+    async def list_components(_: Request) -> JSONResponse:
+        return ok(components() if components else [control_plane_component()])
 
     async def version(_: Request) -> JSONResponse:
-        return ok({"version": __version__})
+        return ok({"version": server_version})
 
     routes = [
         Route("/", index),
@@ -90,10 +100,71 @@ def build_app(
         Route("/snapshots/proxies", snapshot_proxies),
         Route("/snapshots/xds", snapshot_xds),
         Route("/proxies", proxies),
+        Route("/components", list_components),
         Route("/version", version),
+        *debug_routes(controlplane, ads),
         *(extra or []),
     ]
-    return Starlette(routes=routes)
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error},
+        middleware=[Middleware(BaseHTTPMiddleware, dispatch=_log_request)],
+    )
+
+
+def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
+    translation = controlplane.translation
+    return {
+        "connections": [c.summary() for c in ads.connections.values()],
+        "nacks": ads.nack_count,
+        "translation": {
+            "count": translation.count,
+            "failures": translation.failures,
+            "lastDurationMs": round(translation.last_duration * 1000, 3),
+            "error": translation.error,
+        },
+    }
+
+
+def control_plane_component() -> dict[str, Any]:
+    """This process, as `/components` lists it."""
+    return {
+        "name": "gw",
+        "namespace": "gw-system",
+        "role": "control plane",
+        "pid": os.getpid(),
+        "running": True,
+        "restarts": 0,
+    }
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(str(exc.detail), status_code=exc.status_code)
+
+
+async def _log_request(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    response = await call_next(request)
+    log.debug("admin: %s %s -> %d", request.method, request.url.path, response.status_code)
+    return response
+
+
+def _index_page() -> str:
+    def items(endpoints: dict[str, str]) -> str:
+        return "".join(
+            f'<li><a href="{html.escape(p)}">{html.escape(p)}</a> — {html.escape(d)}</li>'
+            for p, d in endpoints.items()
+        )
+
+    return (
+        "<h1>gw control plane</h1><p>Things to do:</p>"
+        f"<h2>Snapshots and statuses</h2><ul>{items(ENDPOINTS)}</ul>"
+        f"<h2>Debugging</h2><ul>{items(DEBUG_ENDPOINTS)}</ul>"
+        "<p>Every endpoint but this page and /metrics answers "
+        '<code>{"status": ..., "data": ..., "error": ...}</code>.</p>'
+    )
 
 
 def resource_data(resource: Any) -> dict[str, Any]:
@@ -108,6 +179,8 @@ def resource_data(resource: Any) -> dict[str, Any]:
 
 
 def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
+    """Statuses, input errors (with the resource they meant, when known) and the references
+    resolved by the last translation: what `gwctl check` needs, for every kind."""
     snapshot = controlplane.snapshot
     rows = []
     for key, status in sorted(controlplane.store.statuses.all().items()):
@@ -122,8 +195,28 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
             }
         )
     errors = [
-        {"source": str(e.source) if e.source else None, "message": e.message}
+        {
+            "source": str(e.source) if e.source else None,
+            "message": e.message,
+            "resource": _key_data(e.key) if e.key else None,
+        }
         for e in (snapshot.errors if snapshot else ())
-        if e.key is None
     ]
-    return {"resources": rows, "inputErrors": errors}
+    result = controlplane.result
+    references = [
+        {"referrer": _key_data(e.referrer), "field": e.field, "referent": _key_data(e.referent)}
+        for e in (result.references if result else ())
+    ]
+    inputs = (
+        [
+            {**_key_data(k), "source": str(snapshot.sources[k]) if k in snapshot.sources else None}
+            for k in sorted(snapshot.resources)
+        ]
+        if snapshot
+        else []
+    )
+    return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}
+
+
+def _key_data(key: Any) -> dict[str, str]:
+    return {"kind": key.kind, "namespace": key.namespace, "name": key.name}

@@ -12,13 +12,18 @@ from typing import Annotated
 import typer
 
 from gw import __version__
-from gw.cli.logging_setup import configure_logging
+from gw.logs import configure_logging
 
 app = typer.Typer(
     help="gw: a declarative API gateway (server side).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+#: Testing only: make the admin server report another version, to see `gwctl` warn about
+#: the mismatch against a real server.
+ReportVersion = Annotated[str, typer.Option(hidden=True, help="Version the admin API reports.")]
 
 
 @app.command()
@@ -32,6 +37,9 @@ def up(
     xds_port: Annotated[int, typer.Option(help="Control plane xDS (ADS).")] = 9977,
     proxy_admin_port: Annotated[int, typer.Option(help="Envoy admin interface.")] = 19000,
     debug_port: Annotated[int, typer.Option(help="Control-plane debug/admin server.")] = 9091,
+    dev_port: Annotated[
+        int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
+    ] = 10010,
     echo_port: Annotated[
         int | None, typer.Option(help="Also run the demo echo upstream on this port.")
     ] = None,
@@ -41,6 +49,7 @@ def up(
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
+    report_version: ReportVersion = __version__,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
     from gw.up import UpOptions, gw_home
@@ -56,12 +65,14 @@ def up(
         xds_port=xds_port,
         proxy_admin_port=proxy_admin_port,
         debug_port=debug_port,
+        dev_port=dev_port,
         echo_port=echo_port,
         log_level=log_level,
         envoy_log_level=envoy_log_level,
         concurrency=concurrency,
         discovery=discovery,
         home=home,
+        server_version=report_version,
     )
     asyncio.run(run_up(options))
 
@@ -77,11 +88,15 @@ def controlplane(
     https_port: Annotated[int, typer.Option(help="Port the proxies' HTTPS listener binds.")] = 8443,
     proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
     debug_port: int = 9091,
+    dev_port: Annotated[
+        int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
+    ] = 10010,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
     discovery: Annotated[
         bool,
         typer.Option(help="Discover upstreams in process (off when `gw discovery` runs)."),
     ] = True,
+    report_version: ReportVersion = __version__,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set)."""
@@ -99,6 +114,8 @@ def controlplane(
             xds_port=xds_port,
             debug_port=debug_port if stats else None,
             discovery=discovery,
+            dev_port=dev_port,
+            server_version=report_version,
         )
         await asyncio.gather(*servers.tasks)
 

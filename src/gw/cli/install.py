@@ -1,18 +1,34 @@
-"""How gwctl reaches an installation.
+"""Where everything of an installation is, and how gwctl reaches it.
 
-A folder install (`gw up`) leaves a state file, `$GW_HOME/up.json`, saying where the proxy,
-the control plane admin server and the Envoy admin interface listen. `--admin-url` (or
-`GW_ADMIN_URL`) points gwctl at a control plane directly.
+`Install` is the one interface the commands use; each kind of installation implements it:
+
+- `FolderInstall`: `gw up DIR` on this machine. Its state file, `$GW_HOME/up.json`, says
+  where the proxy, the control plane's admin server and the Envoy admin listen, and where
+  the logs are. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a control plane directly.
+- An orchestrator install implements the same methods with port-forwards to the pods
+  (`proxy_admin` → `gateway-proxy` port 19000, `admin` → `deploy/gw` port 9091,
+  `xds_address` → port 9977) and `kubectl logs`; see docs/gwctl.md.
+
+Commands never read `up.json` or build URLs themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+CONTROLLER_NAMESPACE = "gw-system"
+PROXY_NAME = "gateway-proxy"
 
 
 class InstallError(Exception):
@@ -20,44 +36,132 @@ class InstallError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Install:
-    admin_url: str
-    proxy_url: str | None = None
-    proxy_https_url: str | None = None
-    proxy_admin_url: str | None = None
-    state: dict[str, Any] | None = None
+class Component:
+    """A deployment of the installation (control plane, proxy, extauth ...)."""
 
-    @classmethod
-    def locate(cls, home: Path, admin_url: str | None = None) -> Install:
-        state_path = home / "up.json"
-        state: dict[str, Any] | None = None
-        if state_path.exists():
-            try:
-                state = json.loads(state_path.read_text())
-            except json.JSONDecodeError as exc:
-                raise InstallError(
-                    f"{state_path} is not valid JSON ({exc}); delete it and run `gw up` again"
-                ) from None
-        if admin_url:
-            return cls(admin_url=admin_url.rstrip("/"), state=state)
-        if state is None:
-            raise InstallError(
-                f"no gw installation found: {state_path} does not exist. Start one with "
-                "`gw up DIR`, or point gwctl at a control plane with --admin-url"
-            )
-        return cls(
-            admin_url=state["adminUrl"],
-            proxy_url=state.get("proxyUrl"),
-            proxy_https_url=state.get("proxyHttpsUrl"),
-            proxy_admin_url=state.get("proxyAdminUrl"),
-            state=state,
-        )
+    name: str
+    namespace: str
+    role: str
+    #: Answers its health check (the deployment is available).
+    available: bool
+    #: Its process is running (the pod is up).
+    running: bool
+    restarts: int = 0
+    detail: str = ""
+
+
+class LogSource(ABC):
+    """The log of one component."""
+
+    name: str
+
+    @abstractmethod
+    def lines(self) -> Iterator[str]:
+        """Every line so far."""
+
+    @abstractmethod
+    def follow(self, poll: float = 0.1) -> Iterator[str]:
+        """Every line so far, then new lines as they are written (until interrupted)."""
+
+
+class FileLog(LogSource):
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+
+    def lines(self) -> Iterator[str]:
+        try:
+            with self.path.open(encoding="utf-8", errors="replace") as file:
+                yield from (line.rstrip("\n") for line in file)
+        except FileNotFoundError:
+            return
+
+    def follow(self, poll: float = 0.1) -> Iterator[str]:
+        with self.path.open(encoding="utf-8", errors="replace") as file:
+            pending = ""
+            while True:
+                chunk = file.readline()
+                if not chunk:
+                    time.sleep(poll)
+                    continue
+                pending += chunk
+                if pending.endswith("\n"):
+                    yield pending.rstrip("\n")
+                    pending = ""
+
+
+class Install(ABC):
+    """An installation of gw, as gwctl sees it."""
+
+    #: `folder` or `orchestrator`: shown by `gwctl version` and `debug yaml`.
+    kind: str
+
+    @abstractmethod
+    def admin(self, path: str) -> Any:
+        """GET a control-plane admin endpoint and unwrap its envelope."""
+
+    @abstractmethod
+    def proxy_url(self, name: str, namespace: str, port: str) -> str:
+        """URL of a proxy's listener for the port named `port` (`http` or `https`)."""
+
+    @abstractmethod
+    def proxy_admin(self, name: str, namespace: str) -> contextlib.AbstractContextManager[str]:
+        """Base URL of a proxy's admin interface (port 19000), reachable while open."""
+
+    @abstractmethod
+    def xds_address(self) -> contextlib.AbstractContextManager[str]:
+        """`host:port` of the control plane's xDS server, reachable while open."""
+
+    @abstractmethod
+    def components(self) -> list[Component]:
+        """Every deployment of the install and its state."""
+
+    @abstractmethod
+    def logs(self) -> list[LogSource]:
+        """The logs of every component."""
+
+    @abstractmethod
+    def proxy_log(self, name: str, namespace: str) -> LogSource:
+        """The log of one proxy deployment."""
+
+    @abstractmethod
+    def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
+        """Store a new resource (`text` is its YAML); returns where it went."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What and where the install is (for `debug yaml`), with no secret in it."""
+
+    def server_version(self) -> str:
+        return str(self.admin("/version")["version"])
+
+    @functools.cached_property
+    def http(self) -> httpx.Client:
+        """One HTTP client for every call of a command (setting one up costs ~0.1 s).
+        Certificates are verified whenever the control plane is reached over HTTPS."""
+        return httpx.Client(timeout=10, verify=self.verify_tls)
+
+    #: Whether HTTPS certificates are checked (plain-HTTP loopback installs skip loading
+    #: the CA bundle).
+    verify_tls: bool = True
+
+
+class FolderInstall(Install):
+    """`gw up DIR` on this machine."""
+
+    kind = "folder"
+    CREATED_DIR = "gwctl-created"
+
+    def __init__(self, admin_url: str, state: dict[str, Any] | None, state_path: Path) -> None:
+        self.admin_url = admin_url.rstrip("/")
+        self.verify_tls = self.admin_url.startswith("https:")
+        self.state = state or {}
+        self.state_path = state_path
 
     def admin(self, path: str) -> Any:
-        """GET an admin endpoint and unwrap its envelope."""
         url = self.admin_url + path
         try:
-            response = httpx.get(url, timeout=10)
+            response = self.http.get(url)
         except httpx.HTTPError as exc:
             raise InstallError(
                 f"cannot reach the gw control plane at {self.admin_url} ({exc}); "
@@ -67,6 +171,143 @@ class Install:
             body = response.json()
         except ValueError:
             raise InstallError(f"{url} answered {response.status_code} with no JSON") from None
+        if not isinstance(body, dict):
+            raise InstallError(f"{url} did not answer with the admin envelope")
         if body.get("error"):
             raise InstallError(f"{url}: {body['error']}")
         return body.get("data")
+
+    def _need(self, field: str, what: str) -> str:
+        value = self.state.get(field)
+        if not value:
+            raise InstallError(
+                f"the {what} is unknown: gwctl reads it from {self.state_path}, which "
+                "`gw up` writes while it runs"
+            )
+        return str(value)
+
+    def _check_proxy(self, name: str, namespace: str) -> None:
+        if (name, namespace) != (PROXY_NAME, CONTROLLER_NAMESPACE):
+            raise InstallError(
+                f"could not detect '{name}' service in {namespace} namespace. A folder "
+                f"install runs one proxy, {PROXY_NAME} in {CONTROLLER_NAMESPACE}"
+            )
+
+    def proxy_url(self, name: str, namespace: str, port: str) -> str:
+        self._check_proxy(name, namespace)
+        if port == "http":
+            return self._need("proxyUrl", "proxy URL")
+        if port == "https":
+            return self._need("proxyHttpsUrl", "proxy HTTPS URL")
+        raise InstallError(f"named port {port} not found on service {name}")
+
+    @contextlib.contextmanager
+    def proxy_admin(self, name: str, namespace: str) -> Iterator[str]:
+        self._check_proxy(name, namespace)
+        yield self._need("proxyAdminUrl", "proxy admin address")
+
+    @contextlib.contextmanager
+    def xds_address(self) -> Iterator[str]:
+        yield self._need("xdsAddress", "xDS address")
+
+    def components(self) -> list[Component]:
+        try:
+            listed = self.admin("/components")
+        except InstallError as exc:
+            return [
+                Component(
+                    name="gw",
+                    namespace=CONTROLLER_NAMESPACE,
+                    role="control plane",
+                    available=False,
+                    running=_pid_alive(self.state.get("pid")),
+                    detail=str(exc),
+                )
+            ]
+        return [self._component(c) for c in listed]
+
+    def _component(self, data: dict[str, Any]) -> Component:
+        available, detail = True, ""
+        health = data.get("healthUrl")
+        if health:
+            try:
+                status = self.http.get(health, timeout=5).status_code
+                available, detail = status == 200, f"{health} answered {status}"
+            except httpx.HTTPError as exc:
+                available, detail = False, f"no answer from {health} ({exc})"
+        return Component(
+            name=data["name"],
+            namespace=data.get("namespace", CONTROLLER_NAMESPACE),
+            role=data.get("role", ""),
+            available=available,
+            running=bool(data.get("running")),
+            restarts=int(data.get("restarts") or 0),
+            detail="" if available else detail,
+        )
+
+    def logs(self) -> list[LogSource]:
+        paths = self.state.get("logs") or {}
+        if not paths:
+            raise InstallError(f"no log files listed in {self.state_path}; is `gw up` running?")
+        return [FileLog(name, Path(path)) for name, path in sorted(paths.items())]
+
+    def proxy_log(self, name: str, namespace: str) -> LogSource:
+        self._check_proxy(name, namespace)
+        for log in self.logs():
+            if log.name == name:
+                return log
+        raise InstallError(f"no log file for {name} in {self.state_path}")
+
+    def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
+        folder = Path(self._need("folder", "served folder"))
+        meta = manifest["metadata"]
+        target = folder / self.CREATED_DIR
+        target.mkdir(exist_ok=True)
+        path = target / f"{manifest['kind'].lower()}-{meta['namespace']}-{meta['name']}.yaml"
+        # Write aside, then move into place: the control plane never reads half a file. A
+        # secret's file is never readable by others, not even for a moment.
+        temp = target / f".{path.name}.tmp"
+        mode = 0o600 if manifest["kind"] == "Secret" else 0o644
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        temp.replace(path)
+        return str(path)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "stateFile": str(self.state_path), **self.state}
+
+
+def locate(home: Path, admin_url: str | None = None) -> Install:
+    """The install gwctl talks to: `--admin-url` if given, else the running `gw up`."""
+    state_path = home / "up.json"
+    state: dict[str, Any] | None = None
+    if state_path.exists():
+        try:
+            state = json.loads(state_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise InstallError(
+                f"{state_path} is not valid JSON ({exc}); delete it and run `gw up` again"
+            ) from None
+    if admin_url:
+        # The state file describes the `gw up` it came from: only use it for that one.
+        same = state is not None and state.get("adminUrl") == admin_url.rstrip("/")
+        return FolderInstall(admin_url, state if same else None, state_path)
+    if state is None:
+        raise InstallError(
+            f"no gw installation found: {state_path} does not exist. Start one with "
+            "`gw up DIR`, or point gwctl at a control plane with --admin-url"
+        )
+    return FolderInstall(state["adminUrl"], state, state_path)
+
+
+def _pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -24,6 +24,8 @@ from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
 from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
 from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 
+from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
+
 XDS_CLUSTER = "xds_cluster"
 
 
@@ -66,8 +68,12 @@ def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
             cds_config=ads,
             lds_config=ads,
         ),
-        static_resources=bootstrap_pb2.Bootstrap.StaticResources(clusters=[_xds_cluster(options)]),
-        admin=bootstrap_pb2.Admin(address=_address(options.admin_host, options.admin_port)),
+        static_resources=bootstrap_pb2.Bootstrap.StaticResources(
+            listeners=[admin_listener(_address(options.admin_host, options.admin_port))],
+            clusters=[_xds_cluster(options), admin_cluster(options.node_id)],
+        ),
+        # Envoy's admin sits behind the static admin listener on `admin_port` (see admin.py).
+        admin=bootstrap_pb2.Admin(address=admin_socket(options.node_id)),
     )
 
 

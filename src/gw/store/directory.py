@@ -64,6 +64,8 @@ class DirectoryStore:
             raise NotADirectoryError(f"{root} is not a folder of manifests")
         self.root = root
         self.statuses = StatusBook()
+        #: How long the last `scan()` took (the control plane's traces show it).
+        self.last_scan_seconds = 0.0
         self._files: dict[Path, _File] = {}
         self._snapshot: Snapshot | None = None
         self._unsettled = False
@@ -74,6 +76,7 @@ class DirectoryStore:
         When nothing changed, the previous snapshot object is returned as is, so that
         consumers can skip work with an identity check.
         """
+        started = time.perf_counter()
         seen: set[Path] = set()
         changed = False
         self._unsettled = False
@@ -98,6 +101,7 @@ class DirectoryStore:
             changed = True
         if changed or self._snapshot is None:
             self._snapshot = self._build_snapshot()
+        self.last_scan_seconds = time.perf_counter() - started
         return self._snapshot
 
     async def watch(self) -> AsyncIterator[Snapshot]:

@@ -17,6 +17,7 @@ from gw.translator import ir
 from gw.translator.envoy import Xds, build_xds
 from gw.translator.gateway import Contribution, build_proxy
 from gw.translator.options import Options
+from gw.translator.refs import Edge
 from gw.translator.reports import Reports
 
 __all__ = ["Options", "Result", "translate"]
@@ -32,6 +33,8 @@ class Result:
     statuses: Mapping[ResourceKey, Status]
     #: Each resource's contribution as last accepted: pass it to the next `translate()`.
     accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
+    #: Every reference resolved (referrer, field, referent), dangling ones included.
+    references: tuple[Edge, ...] = ()
 
 
 def translate(
@@ -40,7 +43,7 @@ def translate(
     previous: Mapping[ResourceKey, Contribution] | None = None,
 ) -> Result:
     reports = Reports()
-    proxy, accepted = build_proxy(snapshot, options, reports, previous or {})
+    proxy, accepted, references = build_proxy(snapshot, options, reports, previous or {})
     xds = build_xds(proxy)
     return Result(
         proxy=proxy,
@@ -48,6 +51,7 @@ def translate(
         reports=reports,
         statuses=_statuses(snapshot, reports, accepted, proxy),
         accepted=accepted,
+        references=references,
     )
 
 

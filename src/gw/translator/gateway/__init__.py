@@ -23,7 +23,7 @@ from gw.translator.gateway.tls import sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.gateway.virtualhosts import build_virtual_services
 from gw.translator.options import Options
-from gw.translator.refs import Refs, propagate_rejections
+from gw.translator.refs import Edge, Refs, propagate_rejections
 from gw.translator.reports import Reports
 
 __all__ = ["Contribution", "build_proxy"]
@@ -37,8 +37,9 @@ def build_proxy(
     options: Options,
     reports: Reports,
     previous: Mapping[ResourceKey, Contribution],
-) -> tuple[ir.Proxy, dict[ResourceKey, Contribution]]:
-    """The Proxy for `snapshot`, and every resource's contribution as last accepted."""
+) -> tuple[ir.Proxy, dict[ResourceKey, Contribution], tuple[Edge, ...]]:
+    """The Proxy for `snapshot`, every resource's contribution as last accepted, and every
+    reference resolved on the way (for `gwctl check` and the admin API)."""
     broken = _report_input_errors(snapshot, reports)
     refs = Refs(snapshot.resources, broken)
     settings = _check_settings(snapshot, options, reports)
@@ -54,7 +55,7 @@ def build_proxy(
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
     proxy = attach_endpoints(_assemble(accepted, fresh, options), snapshot, reports)
-    return proxy, accepted
+    return proxy, accepted, tuple(refs.edges)
 
 
 def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:

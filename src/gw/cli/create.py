@@ -1,0 +1,235 @@
+"""`gwctl create secret tls|oauth` and `gwctl create upstream orch`: write a new resource
+into the install (a folder install: `<folder>/gwctl-created/<kind>-<ns>-<name>.yaml`).
+
+Every manifest is validated by the same models the control plane uses before it is
+written; TLS material is checked like the translator checks it. `--dry-run` prints the
+manifest instead, with secret values redacted: gwctl never prints a secret back.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gw.cli.command import AdminUrl, connect, fail, to_yaml, warn
+from gw.cli.get import resources_of, upstream_table
+from gw.cli.install import CONTROLLER_NAMESPACE, Install, InstallError
+from gw.cli.tables import render_table
+
+if TYPE_CHECKING:
+    from gw import api
+
+# The models and the translator's TLS checks are imported where used: importing them costs
+# a few hundred milliseconds that every other gwctl command would pay.
+
+app = typer.Typer(help="Create resources.", no_args_is_help=True)
+secret_app = typer.Typer(help="Create secrets.", no_args_is_help=True)
+upstream_app = typer.Typer(help="Create upstreams.", no_args_is_help=True)
+app.add_typer(secret_app, name="secret")
+app.add_typer(upstream_app, name="upstream")
+app.add_typer(upstream_app, name="us", hidden=True)
+
+Namespace = Annotated[str, typer.Option("-n", "--namespace", help="Namespace of the new resource.")]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Print the manifest (secrets redacted), write nothing.")
+]
+
+OAUTH_KEY = "client-secret"
+TLS_TYPE = "kubernetes.io/tls"
+OAUTH_TYPE = "extauth.vendor.io/oauth"
+REDACTED = "<redacted>"
+
+
+@secret_app.command("tls")
+def secret_tls(
+    name: Annotated[str, typer.Option("--name", help="Secret name.")],
+    certfile: Annotated[
+        Path,
+        typer.Option(
+            "--certfile", "--certchain", exists=True, dir_okay=False, help="PEM certificate chain."
+        ),
+    ],
+    keyfile: Annotated[
+        Path,
+        typer.Option(
+            "--keyfile", "--privatekey", exists=True, dir_okay=False, help="PEM private key."
+        ),
+    ],
+    rootca: Annotated[
+        Path | None,
+        typer.Option("--rootca", exists=True, dir_okay=False, help="PEM CA certificate(s)."),
+    ] = None,
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create a TLS secret (type kubernetes.io/tls) from a certificate and a private key."""
+    from gw import api
+    from gw.translator.gateway.secrets import CA_KEY, CERT_KEY, KEY_KEY, check_tls_material
+    from gw.translator.reports import ResourceReport
+
+    data = {CERT_KEY: certfile.read_text(), KEY_KEY: keyfile.read_text()}
+    if rootca is not None:
+        data[CA_KEY] = rootca.read_text()
+    manifest = _secret(namespace, name, TLS_TYPE, data)
+    secret = _parse(manifest)
+    assert isinstance(secret, api.Secret)
+    report = ResourceReport()
+    check_tls_material(
+        secret, where=f"{namespace}.{name}", field="", report=report, now=None, require_key=True
+    )
+    if report.errors:
+        fail("; ".join(e.message for e in report.errors))
+    _create(
+        manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "TLS"]])
+    )
+
+
+@secret_app.command("oauth")
+def secret_oauth(
+    name: Annotated[str, typer.Option("--name", help="Secret name.")],
+    client_secret: Annotated[
+        str,
+        typer.Option(
+            "--client-secret",
+            help="The client secret; `-` reads it from stdin (keeps it out of shell history).",
+        ),
+    ] = "",
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create an OAuth secret (type extauth.vendor.io/oauth) holding a client secret."""
+    value = sys.stdin.readline().rstrip("\r\n") if client_secret == "-" else client_secret
+    if not value:
+        fail("client-secret not provided")
+    manifest = _secret(namespace, name, OAUTH_TYPE, {OAUTH_KEY: value})
+    _parse(manifest)
+    _create(
+        manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
+    )
+
+
+@upstream_app.command("orch")
+def upstream_orch(
+    name: Annotated[str, typer.Argument(help="Upstream name.")],
+    service: Annotated[str, typer.Option("--orch-service", help="Service name.")],
+    service_namespace: Annotated[
+        str, typer.Option("--orch-service-namespace", help="Service namespace.")
+    ] = "default",
+    service_port: Annotated[int, typer.Option("--orch-service-port", help="Service port.")] = 80,
+    labels: Annotated[
+        str | None,
+        typer.Option("--orch-service-labels", help="Pod selector: k=v,k2=v2."),
+    ] = None,
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create an upstream for an orchestrator service."""
+    orch: dict[str, Any] = {
+        "serviceName": service,
+        "serviceNamespace": service_namespace,
+        "servicePort": service_port,
+    }
+    if labels:
+        orch["selector"] = _labels(labels)
+    manifest = {
+        "apiVersion": "gw.vendor.io/v1",
+        "kind": "Upstream",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"orch": orch},
+    }
+    _parse(manifest)
+    _create(manifest, dry_run, admin_url, lambda install: _upstream_status(install, manifest))
+
+
+def _secret(namespace: str, name: str, kind: str, values: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": kind,
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()},
+    }
+
+
+def _parse(manifest: dict[str, Any]) -> api.Resource:
+    """The manifest, validated by the models the control plane uses."""
+    from gw import api
+
+    try:
+        return api.parse_document(manifest)
+    except api.ManifestError as exc:
+        fail(exc.details())
+
+
+def _labels(text: str) -> dict[str, str]:
+    out = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--orch-service-labels: {item!r} is not key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _create(
+    manifest: dict[str, Any],
+    dry_run: bool,
+    admin_url: str | None,
+    table: Any,
+) -> None:
+    """Write `manifest` (or print it for --dry-run), then print `table(install)`."""
+    if dry_run:
+        typer.echo(to_yaml(_redacted(manifest)), nl=False)
+        return
+    install = connect(admin_url)
+    meta = manifest["metadata"]
+    where = _existing(install, manifest["kind"], meta["namespace"], meta["name"])
+    if where is not None:
+        fail(f"{manifest['kind']} {meta['namespace']}.{meta['name']} already exists (in {where})")
+    try:
+        path = install.write_manifest(manifest, to_yaml(manifest))
+    except (InstallError, OSError) as exc:
+        fail(f"cannot write the manifest: {exc}")
+    warn(f"created {manifest['kind']} {meta['namespace']}.{meta['name']} in {path}")
+    typer.echo(table(install))
+
+
+def _existing(install: Install, kind: str, namespace: str, name: str) -> str | None:
+    try:
+        inputs = install.admin("/statuses")["inputs"]
+    except InstallError as exc:
+        fail(str(exc))
+    for item in inputs:
+        if (item["kind"], item["namespace"], item["name"]) == (kind, namespace, name):
+            return str(item.get("source") or "the install")
+    return None
+
+
+def _upstream_status(install: Install, manifest: dict[str, Any]) -> str:
+    """The upstream table, once the control plane has given the new upstream a status
+    (it picks the file up within milliseconds); `Pending` if it has not within 5 s."""
+    meta = manifest["metadata"]
+    deadline = time.monotonic() + 5
+    while True:
+        found = [
+            r
+            for r in resources_of(install, "Upstream", meta["name"], missing_ok=True)
+            if r["metadata"].get("namespace") == meta["namespace"] and "status" in r
+        ]
+        if found or time.monotonic() > deadline:
+            return upstream_table(found or [manifest])
+        time.sleep(0.1)
+
+
+def _redacted(manifest: dict[str, Any]) -> dict[str, Any]:
+    if manifest["kind"] != "Secret":
+        return manifest
+    return {**manifest, "data": {k: REDACTED for k in manifest["data"]}}
