@@ -19,7 +19,7 @@ import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from gw.api import ResourceKey
 from gw.api.status import Status
@@ -60,9 +60,7 @@ class Translation:
     durations: list[float] = field(default_factory=list)
 
 
-def _translate_without_gc(
-    snapshot: Snapshot, options: Options, previous: Mapping[ResourceKey, Any] | None
-) -> Result:
+def _translate_without_gc(snapshot: Snapshot, options: Options, last: Result | None) -> Result:
     """Translate with the cyclic garbage collector paused.
 
     Translation allocates many short-lived objects while the snapshot holds many long-lived
@@ -72,7 +70,9 @@ def _translate_without_gc(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return translate(snapshot, options, previous)
+        if last is None:
+            return translate(snapshot, options)
+        return translate(snapshot, options, last.accepted, cache=last.cache)
     finally:
         if was_enabled:
             gc.enable()
@@ -153,7 +153,6 @@ class ControlPlane:
         started = time.perf_counter()
         self._applied = snapshot
         trace = self._start_trace(started, arrived)
-        previous = self.result.accepted if self.result else None
         try:
             if self.discovery is not None:
                 with trace.span("discovery"):
@@ -161,7 +160,9 @@ class ControlPlane:
             trace.resources = len(snapshot.resources)
             options = dataclasses.replace(self.options, now=time.time())
             with trace.span("translate"):
-                result = await asyncio.to_thread(_translate_without_gc, snapshot, options, previous)
+                result = await asyncio.to_thread(
+                    _translate_without_gc, snapshot, options, self.result
+                )
         except Exception:  # a translator bug must not stop the control plane
             self.translation.error = trace.error = traceback.format_exc()
             self.translation.failures += 1

@@ -7,6 +7,7 @@ hands out and the translator reads, never mutates.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,8 +75,9 @@ class Resource(Model):
     metadata: Metadata
     status: Any = None
 
-    @property
+    @cached_property
     def key(self) -> ResourceKey:
+        """Computed once: models are frozen (pydantic leaves it out of equality and dumps)."""
         return ResourceKey(self.KIND, self.metadata.namespace, self.metadata.name)
 
 

@@ -14,15 +14,25 @@ from gw.api import STATUSLESS_KINDS, ResourceKey
 from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.envoy import Xds, build_xds
+from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.gateway.hostcache import HostCache
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports
 
-__all__ = ["Options", "Result", "translate"]
+__all__ = ["Options", "Result", "TranslationCache", "translate"]
 
 FALLBACK_MESSAGE = "its last accepted configuration is still being served"
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationCache:
+    """What one translation can reuse from the previous one (see gateway/hostcache.py).
+    Passing it changes how fast `translate()` runs, never what it returns."""
+
+    hosts: HostCache | None = None
+    protos: VirtualHostProtos | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +45,24 @@ class Result:
     accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
     #: Every reference resolved (referrer, field, referent), dangling ones included.
     references: tuple[Edge, ...] = ()
+    #: Pass to the next `translate()` to skip rebuilding what did not change.
+    cache: TranslationCache = field(default_factory=TranslationCache)
 
 
 def translate(
     snapshot: Snapshot,
     options: Options = Options(),
     previous: Mapping[ResourceKey, Contribution] | None = None,
+    *,
+    cache: TranslationCache | None = None,
 ) -> Result:
     reports = Reports()
-    proxy, accepted, references = build_proxy(snapshot, options, reports, previous or {})
-    xds = build_xds(proxy)
+    cache = cache or TranslationCache()
+    proxy, accepted, references, hosts = build_proxy(
+        snapshot, options, reports, previous or {}, cache.hosts
+    )
+    protos = VirtualHostProtos(cache.protos)
+    xds = build_xds(proxy, protos)
     return Result(
         proxy=proxy,
         xds=xds,
@@ -52,6 +70,7 @@ def translate(
         statuses=_statuses(snapshot, reports, accepted, proxy),
         accepted=accepted,
         references=references,
+        cache=TranslationCache(hosts=hosts, protos=protos),
     )
 
 

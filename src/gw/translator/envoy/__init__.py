@@ -17,10 +17,10 @@ from gw.translator.envoy import names
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.listeners import build_listener
-from gw.translator.envoy.routes import build_route_configurations
+from gw.translator.envoy.routes import VirtualHostProtos, build_route_configurations
 from gw.translator.envoy.secrets import build_secrets
 
-__all__ = ["Xds", "build_xds"]
+__all__ = ["VirtualHostProtos", "Xds", "build_xds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +33,12 @@ class Xds:
         return self.resources.get(type_url, {})
 
 
-def build_xds(proxy: ir.Proxy) -> Xds:
+def build_xds(proxy: ir.Proxy, protos: VirtualHostProtos | None = None) -> Xds:
+    """`protos` (made from the previous translation's) reuses unchanged virtual hosts."""
     out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
     for listener in proxy.listeners:
         out[names.LISTENER][listener.name] = build_listener(listener)
-        for route_configuration in build_route_configurations(listener):
+        for route_configuration in build_route_configurations(listener, protos):
             out[names.ROUTE][route_configuration.name] = route_configuration
     for cluster in proxy.clusters:
         out[names.CLUSTER][cluster.name] = build_cluster(cluster)

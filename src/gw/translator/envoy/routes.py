@@ -17,21 +17,41 @@ from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
 
 
-def build_route_configurations(listener: ir.Listener) -> list[route_pb2.RouteConfiguration]:
+class VirtualHostProtos:
+    """Envoy virtual hosts built from IR ones, reused while the IR object is the very same
+    (stage 1's host cache hands back the same object for an unchanged VirtualService).
+    Made from the previous translation's instance; never shared across translations."""
+
+    def __init__(self, previous: VirtualHostProtos | None = None) -> None:
+        self._previous = previous._built if previous is not None else {}
+        self._built: dict[int, tuple[ir.VirtualHost, rc_pb2.VirtualHost]] = {}
+
+    def build(self, vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
+        known = self._previous.get(id(vhost))
+        proto = known[1] if known is not None and known[0] is vhost else build_virtual_host(vhost)
+        self._built[id(vhost)] = (vhost, proto)
+        return proto
+
+
+def build_route_configurations(
+    listener: ir.Listener, protos: VirtualHostProtos | None = None
+) -> list[route_pb2.RouteConfiguration]:
+    protos = protos or VirtualHostProtos()
     if tls.is_tls(listener):
         return [
-            build_route_configuration(tls.route_config_name(listener, v), (v,))
+            build_route_configuration(tls.route_config_name(listener, v), (v,), protos)
             for v in listener.virtual_hosts
         ]
-    return [build_route_configuration(listener.route_config_name, listener.virtual_hosts)]
+    return [build_route_configuration(listener.route_config_name, listener.virtual_hosts, protos)]
 
 
 def build_route_configuration(
-    name: str, vhosts: Sequence[ir.VirtualHost]
+    name: str, vhosts: Sequence[ir.VirtualHost], protos: VirtualHostProtos | None = None
 ) -> route_pb2.RouteConfiguration:
+    protos = protos or VirtualHostProtos()
     return route_pb2.RouteConfiguration(
         name=name,
-        virtual_hosts=[build_virtual_host(v) for v in vhosts],
+        virtual_hosts=[protos.build(v) for v in vhosts],
         # Routes to a cluster that does not exist answer 503 instead of blocking the update.
         validate_clusters=wrappers_pb2.BoolValue(value=False),
     )

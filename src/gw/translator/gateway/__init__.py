@@ -18,6 +18,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import attach_endpoints
+from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.tls import sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
@@ -37,25 +38,28 @@ def build_proxy(
     options: Options,
     reports: Reports,
     previous: Mapping[ResourceKey, Contribution],
-) -> tuple[ir.Proxy, dict[ResourceKey, Contribution], tuple[Edge, ...]]:
-    """The Proxy for `snapshot`, every resource's contribution as last accepted, and every
-    reference resolved on the way (for `gwctl check` and the admin API)."""
+    cache: HostCache | None = None,
+) -> tuple[ir.Proxy, dict[ResourceKey, Contribution], tuple[Edge, ...], HostCache]:
+    """The Proxy for `snapshot`, every resource's contribution as last accepted, every
+    reference resolved on the way (for `gwctl check` and the admin API), and the host
+    cache for the next translation."""
     broken = _report_input_errors(snapshot, reports)
     refs = Refs(snapshot.resources, broken)
     settings = _check_settings(snapshot, options, reports)
     require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
     contributions.update(build_upstreams(snapshot, refs, reports, options))
-    contributions.update(
-        build_virtual_services(snapshot, refs, reports, options, require_rbac=require_rbac)
+    hosts, cache = build_virtual_services(
+        snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
+    contributions.update(hosts)
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
     proxy = attach_endpoints(_assemble(accepted, fresh, options), snapshot, reports)
-    return proxy, accepted, tuple(refs.edges)
+    return proxy, accepted, tuple(refs.edges), cache
 
 
 def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:

@@ -12,6 +12,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.hostcache import BuiltHost, HostCache, cacheable, world_of
 from gw.translator.gateway.jwt import build_jwt, provider_name
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.routes import RouteBuilder
@@ -37,12 +38,22 @@ def build_virtual_services(
     options: Options,
     *,
     require_rbac: bool = False,
-) -> dict[ResourceKey, Contribution]:
-    """`require_rbac` (Settings `rbac.requireRbac`): a host without policies denies all."""
+    cache: HostCache | None = None,
+) -> tuple[dict[ResourceKey, Contribution], HostCache]:
+    """`require_rbac` (Settings `rbac.requireRbac`): a host without policies denies all.
+    `cache` (from the previous translation) lets unchanged hosts skip rebuilding."""
     out: dict[ResourceKey, Contribution] = {}
+    world = world_of(snapshot, options, require_rbac)
+    reusable = cache.reusable(world) if cache is not None else {}
+    built_hosts: dict[ResourceKey, BuiltHost] = {}
     for vs in snapshot.of_kind(api.VirtualService):
         report = reports.of(vs.key)
-        built = build_virtual_host(vs, refs, report, require_rbac=require_rbac)
+        prior = reusable.get(vs.key)
+        if prior is not None and prior.vs is vs:
+            built = _replay(prior, report, refs)
+            built_hosts[vs.key] = prior
+        else:
+            built = _build_recorded(vs, refs, report, require_rbac, built_hosts)
         if built is None:
             continue
         if vs.spec.ssl_config is None:
@@ -58,10 +69,49 @@ def build_virtual_services(
     check_sni_conflicts(out, reports)
     for key, contribution in out.items():
         ((role, vhost),) = contribution.virtual_hosts
-        if role == "http":
-            vhost = dataclasses.replace(vhost, domains=with_ports(vhost.domains, options.http_port))
-            out[key] = dataclasses.replace(contribution, virtual_hosts=((role, vhost),))
-    return out
+        if role != "http":
+            continue
+        known = built_hosts.get(key)
+        if known is not None and known.vhost is vhost and known.contribution is not None:
+            out[key] = known.contribution
+            continue
+        served = dataclasses.replace(vhost, domains=with_ports(vhost.domains, options.http_port))
+        out[key] = Contribution(virtual_hosts=(("http", served),))
+        if known is not None and cacheable(known.vs):
+            built_hosts[key] = dataclasses.replace(known, contribution=out[key])
+    return out, HostCache(world=world, hosts=built_hosts)
+
+
+def _build_recorded(
+    vs: api.VirtualService,
+    refs: Refs,
+    report: ResourceReport,
+    require_rbac: bool,
+    built_hosts: dict[ResourceKey, BuiltHost],
+) -> ir.VirtualHost | None:
+    """Build one host, recording what it produced so that the next translation can
+    reuse it (only hosts whose output depends on nothing but the cache key)."""
+    errors, warnings, edges = len(report.errors), len(report.warnings), len(refs.edges)
+    built = build_virtual_host(vs, refs, report, require_rbac=require_rbac)
+    if cacheable(vs):
+        built_hosts[vs.key] = BuiltHost(
+            vs=vs,
+            vhost=built,
+            contribution=None,
+            errors=tuple(report.errors[errors:]),
+            warnings=tuple(report.warnings[warnings:]),
+            edges=tuple(refs.edges[edges:]),
+        )
+    return built
+
+
+def _replay(prior: BuiltHost, report: ResourceReport, refs: Refs) -> ir.VirtualHost | None:
+    for finding in prior.errors:
+        report.error(finding.field, finding.message)
+    for finding in prior.warnings:
+        report.warning(finding.field, finding.message)
+    refs.edges.extend(prior.edges)
+    return prior.vhost
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:

@@ -1,0 +1,111 @@
+"""The translation cache changes how fast `translate()` runs, never what it returns."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gw.api import ResourceKey
+from gw.discovery import ServiceDiscovery
+from gw.snapshot import Snapshot
+from gw.store.directory import DirectoryStore
+from gw.translator import Options, Result, translate
+from tests.golden.test_golden import CASES, GOLDEN_NOW
+
+OPTIONS = Options(now=GOLDEN_NOW)
+
+
+def same_output(one: Result, two: Result) -> None:
+    assert one.statuses == two.statuses
+    assert one.proxy == two.proxy
+    assert list(one.xds.resources) == list(two.xds.resources)
+    for type_url, resources in one.xds.resources.items():
+        other = two.xds.resources[type_url]
+        assert list(resources) == list(other)
+        for name, message in resources.items():
+            assert message.SerializeToString(deterministic=True) == (
+                other[name].SerializeToString(deterministic=True)
+            ), name
+    assert one.references == two.references
+
+
+@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+def test_warm_cache_gives_the_cold_output(case: Path, tmp_path: Path) -> None:
+    shutil.copy(case, tmp_path / case.name)
+    snapshot = ServiceDiscovery(OPTIONS.namespace)(DirectoryStore(tmp_path).scan())
+    cold = translate(snapshot, OPTIONS)
+    warm = translate(snapshot, OPTIONS, cold.accepted, cache=cold.cache)
+    same_output(translate(snapshot, OPTIONS, cold.accepted), warm)
+
+
+VS = """
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: [{domain}]
+    routes:
+      - matchers: [{{prefix: /}}]
+        routeAction: {{single: {{upstream: {{name: {target}}}}}}}
+"""
+UPSTREAM = """
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: {name}, namespace: default}}
+spec:
+  static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}
+"""
+
+
+def test_a_sequence_of_edits(tmp_path: Path) -> None:
+    """Each step is translated with the previous step's cache and compared with a cold
+    translation of the same snapshot (given the same last-accepted state)."""
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    (tmp_path / "b.yaml").write_text(VS.format(name="b", domain="b.test", target="missing"))
+    steps = [
+        lambda: None,
+        lambda: (tmp_path / "a.yaml").write_text(
+            VS.format(name="a", domain="a2.test", target="up")
+        ),
+        lambda: (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80)),
+        lambda: (tmp_path / "b.yaml").write_text(
+            VS.format(name="b", domain="a2.test", target="up")
+        ),
+        lambda: (tmp_path / "b.yaml").write_text("kind: [broken"),
+        lambda: (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=0)),
+        lambda: (tmp_path / "up.yaml").unlink(),
+        lambda: (tmp_path / "b.yaml").write_text(VS.format(name="b", domain="b.test", target="up")),
+    ]
+    last: Result | None = None
+    for step in steps:
+        step()
+        snapshot: Snapshot = store.scan()
+        previous = last.accepted if last else None
+        cold = translate(snapshot, OPTIONS, previous)
+        warm = translate(snapshot, OPTIONS, previous, cache=last.cache if last else None)
+        same_output(cold, warm)
+        last = warm
+
+
+def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    (tmp_path / "b.yaml").write_text(VS.format(name="b", domain="b.test", target="up"))
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a2.test", target="up"))
+    second = translate(store.scan(), OPTIONS, first.accepted, cache=first.cache)
+
+    def host(result: Result, name: str) -> object:
+        assert result.cache.hosts is not None
+        return result.cache.hosts.hosts[ResourceKey("VirtualService", "default", name)].contribution
+
+    assert host(second, "b") is host(first, "b")  # untouched: reused as is
+    assert host(second, "a") is not host(first, "a")  # edited: rebuilt
+    # A change outside VirtualServices (a new upstream) rebuilds every host.
+    (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
+    third = translate(store.scan(), OPTIONS, second.accepted, cache=second.cache)
+    assert host(third, "b") is not host(second, "b")
