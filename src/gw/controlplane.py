@@ -141,6 +141,18 @@ class ControlPlane:
             snapshot = self._latest
             if snapshot is not None and snapshot is not self._applied:
                 await self.apply(snapshot, arrived=self._latest_read)
+                self._collect_garbage_if_idle()
+
+    def _collect_garbage_if_idle(self) -> None:
+        """Collect garbage now, while nothing waits, rather than whenever it happens.
+
+        A translation leaves many new long-lived objects, so Python's next automatic full
+        collection comes soon after and scans the whole configuration: at 10,000 virtual
+        services that pause (a few hundred ms) used to land on the next change's critical
+        path. Collecting right after publishing moves it to idle time.
+        """
+        if not self._changed.is_set():
+            gc.collect()
 
     async def apply(
         self, snapshot: Snapshot, *, arrived: tuple[float, float] | None = None
