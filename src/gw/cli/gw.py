@@ -11,8 +11,13 @@ from typing import Annotated
 
 import typer
 
-from gw import __version__
-from gw.logs import configure_logging
+# gw starts Envoy with fork + exec (to tie Envoy's life to its supervisor); gRPC's fork
+# handlers are for children that go on using gRPC, which Envoy does not, and they log a
+# line on every start. Read when gRPC is first imported, so set before any gw import.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+from gw import __version__  # noqa: E402
+from gw.logs import configure_logging  # noqa: E402
 
 app = typer.Typer(
     help="gw: a declarative API gateway (server side).",
