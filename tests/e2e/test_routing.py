@@ -7,6 +7,7 @@ upstream the gateway chose.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,52 @@ def test_new_conflicting_domain_does_not_take_live_routes(setup: dict[str, Any])
     status = gw.wait_status("VirtualService default.intruder", "Rejected")
     assert "domain conflict" in status["reason"]
     assert echo_name(gw.get("/x", host="shop.example.com")) == "alpha"
+
+
+def test_most_specific_domain_wins_over_catch_all(setup: dict[str, Any]) -> None:
+    gw, folder = setup["gw"], setup["folder"]
+    (folder / "catchall.yaml").write_text(virtual_service("catchall", ["*"], [("/", "beta")]))
+    wait_until(
+        lambda: echo_name(gw.get("/", host="anything.example.com")) == "beta",
+        what="the catch-all host",
+    )
+    assert echo_name(gw.get("/x", host="shop.example.com")) == "alpha"  # exact beats *
+    assert echo_name(gw.get("/x", host="shop.example.com:8080")) == "alpha"  # with a port too
+
+
+def test_envoy_is_restarted_when_it_dies_and_stopped_with_gw(setup: dict[str, Any]) -> None:
+    """`gw up` supervises Envoy: a killed Envoy comes back with the current config; Ctrl-C
+    stops it along with everything else."""
+    gw = setup["gw"]
+    (first,) = _envoys_of(gw.process.popen.pid)
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: _envoys_of(gw.process.popen.pid) not in ([], [first]), what="a new envoy")
+    wait_until(
+        lambda: echo_name(gw.get("/x", host="shop.example.com")) == "alpha",
+        timeout=30,
+        what="traffic through the restarted envoy",
+    )
+    (second,) = _envoys_of(gw.process.popen.pid)
+    gw.stop()
+    assert gw.process.popen.returncode == 0
+    wait_until(
+        lambda: not Path(f"/proc/{second}").exists() or _zombie(second),
+        what="envoy to stop with gw up",
+    )
+
+
+def _envoys_of(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    found = []
+    for child in children.read_text().split() if children.exists() else []:
+        cmdline = Path(f"/proc/{child}/cmdline")
+        if cmdline.exists() and b"envoy" in cmdline.read_bytes().split(b"\0")[0]:
+            found.append(int(child))
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
