@@ -258,6 +258,27 @@ def schema(
 
 
 @app.command()
+def crds(
+    out: Annotated[
+        list[Path] | None,
+        typer.Option(help="Write <plural>.<group>.yaml files into this folder (repeatable)."),
+    ] = None,
+) -> None:
+    """Print the CustomResourceDefinitions of gw's kinds (generated from the models), ready
+    for `kubectl apply -f -`."""
+    from gw.api.crd import all_crds, render
+
+    definitions = all_crds()
+    if out:
+        for folder in out:
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, definition in definitions.items():
+                (folder / f"{name}.yaml").write_text(render(definition))
+        return
+    typer.echo("---\n".join(render(d) for d in definitions.values()), nl=False)
+
+
+@app.command()
 def version() -> None:
     """Print the gw version."""
     typer.echo(__version__)
