@@ -85,10 +85,49 @@ def up(
 @app.command()
 def controlplane(
     folder: Annotated[
-        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
-    ],
+        Path | None,
+        typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False),
+    ] = None,
+    orch: Annotated[
+        bool, typer.Option("--orch", help="Read resources from the orchestrator (Kubernetes).")
+    ] = False,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="With --orch: kubeconfig file (default: in-cluster, else $KUBECONFIG)."),
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="With --orch: kubeconfig context.")] = None,
+    namespace: Annotated[
+        str, typer.Option(envvar="POD_NAMESPACE", help="The gateway (controller) namespace.")
+    ] = "gw-system",
+    watch_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="With --orch: only these namespaces (default: Settings, else all)."),
+    ] = None,
+    leader_elect: Annotated[
+        bool, typer.Option(help="With --orch: only the Lease holder writes statuses.")
+    ] = True,
+    lease_duration: Annotated[float, typer.Option(help="Leader election timing (s).")] = 15.0,
+    renew_deadline: float = 10.0,
+    retry_period: float = 2.0,
+    webhook_port: Annotated[
+        int, typer.Option(help="With --orch: validation webhook (HTTPS); 0 turns it off.")
+    ] = 8443,
+    webhook_cert: Annotated[
+        Path | None,
+        typer.Option(help="Webhook certificate (default: the gw-validation-certs Secret)."),
+    ] = None,
+    webhook_key: Path | None = None,
+    allow_warnings: Annotated[
+        bool, typer.Option(help="The webhook admits resources that are only Warning.")
+    ] = True,
     bind: str = "0.0.0.0",
     xds_port: int = 9977,
+    xds_socket: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also serve xDS on this Unix socket (proxies in other network namespaces)."
+        ),
+    ] = None,
     http_port: Annotated[int, typer.Option(help="Port the proxies' HTTP listener binds.")] = 8080,
     https_port: Annotated[int, typer.Option(help="Port the proxies' HTTPS listener binds.")] = 8443,
     proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
@@ -104,23 +143,59 @@ def controlplane(
     report_version: ReportVersion = __version__,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
-    server when START_STATS_SERVER is set)."""
+    server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
     from gw.translator import Options
     from gw.up import start_controlplane
 
+    if (folder is None) == (not orch):
+        raise typer.BadParameter("give either --dir FOLDER or --orch")
     configure_logging(log_level)
     stats = os.environ.get("START_STATS_SERVER", "").lower() not in ("", "0", "false", "no")
+    options = Options(
+        namespace=namespace, bind_address=proxy_bind, http_port=http_port, https_port=https_port
+    )
+    debug = debug_port if stats else None
 
     async def main() -> None:
+        if orch:
+            from gw.orchestrator import OrchOptions, run
+            from gw.store.leader import Timing
+
+            orch_options = OrchOptions(
+                kubeconfig=kubeconfig,
+                context=context,
+                namespace=namespace,
+                watch_namespaces=tuple(watch_namespace or ()),
+                leader_election=leader_elect,
+                timing=Timing(lease_duration, renew_deadline, retry_period),
+                webhook_port=webhook_port or None,
+                webhook_cert=webhook_cert,
+                webhook_key=webhook_key,
+                allow_warnings=allow_warnings,
+            )
+            await run(
+                orch_options,
+                options,
+                bind=bind,
+                xds_port=xds_port,
+                debug_port=debug,
+                discovery=discovery,
+                xds_socket=xds_socket,
+                dev_port=dev_port,
+                server_version=report_version,
+            )
+            return
+        assert folder is not None
         servers = await start_controlplane(
             folder,
-            Options(bind_address=proxy_bind, http_port=http_port, https_port=https_port),
+            options,
             bind=bind,
             xds_port=xds_port,
-            debug_port=debug_port if stats else None,
+            debug_port=debug,
             discovery=discovery,
             dev_port=dev_port,
             server_version=report_version,
+            xds_socket=xds_socket,
         )
         await asyncio.gather(*servers.tasks)
 
@@ -152,9 +227,11 @@ def discovery_command(
 @app.command()
 def proxy(
     xds: Annotated[
-        str, typer.Option(help="Control plane xDS address, host:port.")
+        str, typer.Option(help="Control plane xDS address: host:port, or unix:<socket path>.")
     ] = "127.0.0.1:9977",
-    admin_host: str = "127.0.0.1",
+    admin_host: Annotated[
+        str, typer.Option(help="Envoy admin address, or unix:<socket path>.")
+    ] = "127.0.0.1",
     admin_port: int = 19000,
     role: str = "gw-system~gateway-proxy",
     node_id: Annotated[
@@ -169,6 +246,8 @@ def proxy(
 
     configure_logging("info")
     host, _, port = xds.rpartition(":")
+    if xds.startswith("unix:"):
+        host, port = xds, "0"
     options = ProxyOptions(
         bootstrap=BootstrapOptions(
             node_id=node_id or f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",

@@ -37,6 +37,7 @@ from gw.api import ManifestError, Resource, ResourceKey, parse_document
 from gw.snapshot import InputError, Snapshot, Source
 from gw.store.orch_kinds import WATCHED, WatchedKind, status_code
 from gw.store.orch_status import Observed, OrchStatusBook, StatusWriter
+from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +86,10 @@ class OrchStore:
         self.scopes: tuple[str, ...] = (
             tuple(sorted({*watch_namespaces, namespace})) if watch_namespaces else (ALL_NAMESPACES,)
         )
-        self.statuses = OrchStatusBook()
-        self.writer = StatusWriter(client, namespace, self.statuses, self, is_leader)
-        self.statuses.on_write = self.writer.translated_statuses
+        book = OrchStatusBook()
+        self.statuses: StatusBook = book
+        self.writer = StatusWriter(client, namespace, book, self, is_leader)
+        book.on_write = self.writer.translated_statuses
         self.relists = 0
         self.reconnects = 0
         self._objects: dict[ResourceKey, _Object] = {}
@@ -296,3 +298,17 @@ def _newer(version: Any, than: str) -> bool:
         return int(version) > int(than)
     except (TypeError, ValueError):
         return True
+
+
+async def configured_watch_namespaces(client: AsyncClient, namespace: str) -> tuple[str, ...]:
+    """`watchNamespaces` of the Settings `default` in the controller namespace (read once at
+    start: a change takes effect when the control plane restarts)."""
+    settings = next(w for w in WATCHED if w.model.KIND == "Settings")
+    try:
+        found = await client.get(settings.resource, "default", namespace=namespace)
+    except Exception as exc:  # noqa: BLE001 (no Settings, or no CRD yet: watch everything)
+        log.info("orch: no Settings default in %s (%s): watching all namespaces", namespace, exc)
+        return ()
+    spec = found.to_dict().get("spec") or {}
+    names = spec.get("watchNamespaces") or []
+    return tuple(str(n) for n in names if isinstance(n, str) and n)
