@@ -205,21 +205,48 @@ def controlplane(
 @app.command("discovery")
 def discovery_command(
     folder: Annotated[
-        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
-    ],
+        Path | None,
+        typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False),
+    ] = None,
+    orch: Annotated[
+        bool, typer.Option("--orch", help="Discover the cluster's services (Kubernetes).")
+    ] = False,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="With --orch: kubeconfig (default: in-cluster).")
+    ] = None,
     namespace: Annotated[
-        str, typer.Option(help="Where discovered upstreams go (Settings discoveryNamespace wins).")
+        str,
+        typer.Option(
+            envvar="POD_NAMESPACE",
+            help="Where discovered upstreams go (Settings discoveryNamespace wins).",
+        ),
     ] = "gw-system",
     once: Annotated[bool, typer.Option(help="Write the upstreams once and exit.")] = False,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
 ) -> None:
-    """Run discovery alone: keep an Upstream manifest for every service port of FOLDER in
-    FOLDER/discovered/ (the files are yours to edit; edited ones are left alone)."""
-    from gw.discovery.runner import run
+    """Run discovery alone: keep an Upstream for every service port, as a manifest in
+    FOLDER/discovered/ (--dir) or as a custom resource in the cluster (--orch). Upstreams
+    edited by hand are left alone."""
+    from gw.discovery.runner import run, run_orch
 
+    if (folder is None) == (not orch):
+        raise typer.BadParameter("give either --dir FOLDER or --orch")
     configure_logging(log_level)
+
+    async def main() -> None:
+        if folder is not None:
+            await run(folder, namespace, once=once)
+            return
+        from gw.store.orch import connect
+
+        client = connect(kubeconfig)
+        try:
+            await run_orch(client, namespace)
+        finally:
+            await client.close()
+
     try:
-        asyncio.run(run(folder, namespace, once=once))
+        asyncio.run(main())
     except KeyboardInterrupt:
         pass
 
