@@ -347,3 +347,121 @@ def test_the_webhook_refuses_what_would_be_rejected(
         "default into *v1.VirtualService: spec.virtualHost.routes[0].options.timeout: "
     )
     assert vs_state(api) == "Accepted"  # nothing was stored; the live one is untouched
+
+
+def _cluster_objects(api: FakeKubeApi, plane: ControlPlaneProcess) -> None:
+    """What an install puts in the cluster besides gw's resources: the Deployments and their
+    pods, the gateway-proxy Service with its load balancer, and the gw service's port 9091
+    (reached through the API server's service proxy, as on a real cluster)."""
+    api.backends[(NS, "gw", "9091")] = f"http://127.0.0.1:{plane.debug_port}"
+    for name in ("gw", "discovery", "gateway-proxy"):
+        api.apply(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "namespace": NS, "labels": {"gw": name}},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"gw": name}},
+                    "template": {
+                        "metadata": {"labels": {"gw": name}},
+                        "spec": {"containers": [{"name": name, "image": "gw:0.1.0"}]},
+                    },
+                },
+                "status": {"replicas": 1, "availableReplicas": 1},
+            }
+        )
+        api.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{name}-0", "namespace": NS, "labels": {"gw": name}},
+                "spec": {"containers": [{"name": name, "image": "gw:0.1.0"}]},
+                "status": {
+                    "phase": "Running",
+                    "containerStatuses": [
+                        {
+                            "name": name,
+                            "image": "gw:0.1.0",
+                            "imageID": "gw@sha256:0",
+                            "ready": True,
+                            "restartCount": 0,
+                        }
+                    ],
+                },
+            }
+        )
+        api.pod_logs[(NS, f"{name}-0")] = f"{name} started\n"
+    api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "gateway-proxy", "namespace": NS},
+            "spec": {
+                "type": "LoadBalancer",
+                "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}],
+            },
+            "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}},
+        }
+    )
+
+
+def test_gwctl_works_against_the_cluster(
+    api: FakeKubeApi, plane: ControlPlaneProcess, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gwctl with no `gw up` on the machine and a kubeconfig: it works on the cluster (the
+    admin API through the API server's service proxy, objects, pod logs)."""
+    from tests.support.gwctl import gwctl, parse_table
+
+    _cluster_objects(api, plane)
+    home = workdir / "gwctl-home"  # no `gw up` here: gwctl goes to the cluster
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("KUBECONFIG", str(workdir / "kubeconfig"))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return gwctl(home, *args)
+
+    url = run("proxy", "url")
+    assert (url.returncode, url.stdout) == (0, "http://192.0.2.10:80\n"), url.stderr
+    address = run("proxy", "address", "--port", "https")
+    assert address.stdout == "192.0.2.10:443\n", address.stderr
+
+    wait_until(lambda: vs_state(api) == "Accepted")
+    listed = run("get", "virtualservice")
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["VIRTUAL SERVICE"]: r for r in parse_table(listed.stdout)}
+    assert rows["web"]["STATUS"] == "Accepted"
+    assert rows["web"]["DOMAINS"] == "web.example.com"
+
+    created = run(
+        "create",
+        "upstream",
+        "orch",
+        "--orch-service",
+        "petstore",
+        "--orch-service-namespace",
+        "default",
+        "--orch-service-port",
+        "8080",
+        "-n",
+        NS,
+        "petstore",
+    )
+    assert created.returncode == 0, created.stderr
+    stored = api.get("gw.vendor.io/v1", "Upstream", NS, "petstore")
+    assert stored is not None and stored["spec"]["orch"]["serviceName"] == "petstore"
+
+    def upstream_state() -> str | None:
+        found = api.get("gw.vendor.io/v1", "Upstream", NS, "petstore") or {}
+        entry = found.get("status", {}).get("statuses", {}).get(NS)
+        return entry["state"] if entry else None
+
+    wait_until(lambda: upstream_state() is not None, what="the new upstream's status")
+
+    checked = run("check")
+    assert "Checking Deployments... OK" in checked.stdout, checked.stdout + checked.stderr
+    assert "Checking Pods... OK" in checked.stdout
+    assert "Checking VirtualServices... OK" in checked.stdout
+    logs = run("debug", "logs")
+    assert logs.returncode == 0, logs.stderr
+    assert "gateway-proxy started" in logs.stdout and "gw started" in logs.stdout
