@@ -125,7 +125,10 @@ async def test_first_snapshot_holds_everything_listed(api: FakeKubeApi, store: O
         assert snapshot.errors == ()
         # one list per kind, then watches from the list's resourceVersion
         assert api.count("GET", "/apis/gateway.vendor.io/v1/virtualservices") >= 2
-        assert any("watch=true" in q and "resourceVersion=" in q for _, _, q in api.requests)
+        await eventually(
+            lambda: any("watch=true" in q and "resourceVersion=" in q for _, _, q in api.requests),
+            what="watches from the list's resourceVersion",
+        )
     finally:
         await follower.stop()
 
@@ -179,8 +182,8 @@ async def test_reconnects_after_the_connection_drops(api: FakeKubeApi, store: Or
     follower = Follower(store)
     try:
         await eventually(lambda: follower.latest, what="the first snapshot")
-        watches = api.watch_count()
-        assert watches == len(store.kinds)
+        watches = len(store.kinds)  # one watch per kind, cluster-wide
+        await eventually(lambda: api.watch_count() == watches, what="every watch open")
         api.unavailable = True  # the server restarts: refused for a while
         api.drop_watches()
         await eventually(lambda: store.reconnects >= len(store.kinds), what="failed retries")
@@ -359,3 +362,79 @@ async def test_watch_namespaces_limit_what_is_read(api: FakeKubeApi, tmp_path: P
     finally:
         await follower.stop()
         await client.close()
+
+
+def test_entry_patch_turns_the_stored_entry_into_the_computed_one() -> None:
+    from gw.store.orch_status import entry_patch
+
+    observed = {
+        "state": "Rejected",
+        "reason": "x",
+        "details": {"a": 1},
+        "subresourceStatuses": {"old": {"state": "Accepted"}, "kept": {"state": "Rejected"}},
+    }
+    desired = {
+        "state": "Accepted",
+        "reason": "",
+        "subresourceStatuses": {"kept": {"state": "Accepted"}},
+    }
+    assert entry_patch(observed, desired) == {
+        "details": None,
+        "state": "Accepted",
+        "reason": "",
+        "subresourceStatuses": {"old": None, "kept": {"state": "Accepted"}},
+    }
+    assert entry_patch(None, desired) == desired
+
+
+async def test_replicas_share_one_webhook_certificate(api: FakeKubeApi, tmp_path: Path) -> None:
+    from cryptography import x509
+
+    from gw.store.orch_webhook import ensure_certificate, publish_ca_bundle
+
+    clients = [connect(api.kubeconfig(tmp_path / f"kubeconfig-{i}")) for i in range(2)]
+    try:
+        assert not await publish_ca_bundle(clients[0], "x")  # no configuration: nothing to do
+        api.apply(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "gw-validation"},
+                "webhooks": [
+                    {
+                        "name": "gw.gw-system.svc",
+                        "clientConfig": {"service": {"name": "gw", "namespace": NS}},
+                        "sideEffects": "None",
+                        "admissionReviewVersions": ["v1"],
+                    }
+                ],
+            }
+        )
+        first, second = await asyncio.gather(*(ensure_certificate(c, NS) for c in clients))
+        assert first == second
+        assert api.count("POST", "/secrets") in (1, 2)  # a lost race reads the winner's
+        cert = x509.load_pem_x509_certificate(first.cert_pem.encode())
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert "gw.gw-system.svc" in names.get_values_for_type(x509.DNSName)
+        ca = x509.load_pem_x509_certificate(first.ca_pem.encode())
+        cert.verify_directly_issued_by(ca)
+        assert await publish_ca_bundle(clients[1], first.ca_pem)
+        stored = api.get(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+            "gw-validation",
+        )
+        assert stored is not None
+        import base64
+
+        assert (
+            base64.b64decode(stored["webhooks"][0]["clientConfig"]["caBundle"]).decode()
+            == first.ca_pem
+        )
+        puts = api.count("PUT", "/validatingwebhookconfigurations")
+        assert await publish_ca_bundle(clients[0], first.ca_pem)  # already current: no write
+        assert api.count("PUT", "/validatingwebhookconfigurations") == puts
+    finally:
+        for client in clients:
+            await client.close()
