@@ -50,11 +50,10 @@ async def test_upstreams_follow_the_services(api: FakeKubeApi, tmp_path: Path) -
             "servicePort": 8080,
             "selector": {"app": "petstore"},
         }
-        assert api.get(US, "Upstream", NS, "default-petstore-9090") is not None
-
         # an upstream edited by hand belongs to its editor from then on
-        edited = api.get(US, "Upstream", NS, "default-petstore-9090")
-        assert edited is not None
+        edited = await eventually(
+            lambda: api.get(US, "Upstream", NS, "default-petstore-9090"), what="the second port"
+        )
         edited["spec"]["orch"]["selector"] = {"app": "petstore", "version": "v2"}
         api.apply(edited)
 
