@@ -4,8 +4,7 @@ deployment).
 Resources come from the cluster (`OrchStore`); statuses go back to it, written only by the
 replica that holds the Lease; every replica serves xDS, so the proxies may connect to any.
 The validation webhook listens on `webhook_port` (HTTPS) with the certificate of the
-`gw-validation-certs` Secret (mounted files win), and keeps the webhook configuration's
-`caBundle` current.
+`gw-validation-certs` Secret, and keeps the webhook configuration's `caBundle` current.
 """
 
 from __future__ import annotations
@@ -46,8 +45,6 @@ class OrchOptions:
     timing: Timing = Timing()
     webhook_port: int | None = 8443
     webhook_service: str = "gw"
-    webhook_cert: Path | None = None
-    webhook_key: Path | None = None
     allow_warnings: bool = True
 
 
@@ -96,11 +93,9 @@ async def run(
     if orch.webhook_port is not None:
         webhook = await _webhook(orch, client, plane, bind)
         tasks.append(asyncio.create_task(webhook.serve(), name="validation webhook"))
+    watched = ", ".join(namespaces) or "all namespaces"
     log.info(
-        "control plane on the orchestrator: namespace %s, watching %s, xDS on %s",
-        orch.namespace,
-        ", ".join(namespaces) or "all namespaces",
-        xds_port,
+        "control plane on the orchestrator: namespace %s, watching %s", orch.namespace, watched
     )
     await _until_stopped(tasks)
     if webhook is not None:
@@ -118,21 +113,15 @@ async def run(
 async def _webhook(
     orch: OrchOptions, client: Any, plane: ControlPlane, bind: str
 ) -> EmbeddedServer:
-    if orch.webhook_cert is not None and orch.webhook_key is not None:
-        cert_file, key_file = orch.webhook_cert, orch.webhook_key
-        ca_pem = None
-    else:
-        made: WebhookCertificate = await ensure_certificate(
-            client, orch.namespace, orch.webhook_service
-        )
-        folder = Path(tempfile.mkdtemp(prefix="gw-webhook-"))
-        cert_file, key_file = folder / "tls.crt", folder / "tls.key"
-        cert_file.write_text(made.cert_pem)
-        key_file.touch(mode=0o600)
-        key_file.write_text(made.key_pem)
-        ca_pem = made.ca_pem
-    if ca_pem is not None:
-        await publish_ca_bundle(client, ca_pem)
+    made: WebhookCertificate = await ensure_certificate(
+        client, orch.namespace, orch.webhook_service
+    )
+    folder = Path(tempfile.mkdtemp(prefix="gw-webhook-"))
+    cert_file, key_file = folder / "tls.crt", folder / "tls.key"
+    cert_file.write_text(made.cert_pem)
+    key_file.touch(mode=0o600)
+    key_file.write_text(made.key_pem)
+    await publish_ca_bundle(client, made.ca_pem)
     validator = Validator(plane, allow_warnings=orch.allow_warnings)
     config = uvicorn.Config(
         build_admission_app(validator),

@@ -7,7 +7,7 @@ import asyncio
 import os
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -82,52 +82,62 @@ def up(
     asyncio.run(run_up(options))
 
 
+# --- options of `gw controlplane` ------------------------------------------------------------
+
+FolderOpt = Annotated[
+    Path | None, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
+]
+OrchFlag = Annotated[
+    bool, typer.Option("--orch", help="Read resources from the orchestrator (Kubernetes).")
+]
+GatewayNamespace = Annotated[
+    str, typer.Option(envvar="POD_NAMESPACE", help="The gateway (controller) namespace.")
+]
+InProcessDiscovery = Annotated[
+    bool, typer.Option(help="Discover upstreams in process (off when `gw discovery` runs).")
+]
+
+Kubeconfig = Annotated[
+    Path | None,
+    typer.Option(help="With --orch: kubeconfig file (default: in-cluster, else $KUBECONFIG)."),
+]
+WatchNamespaces = Annotated[
+    list[str] | None,
+    typer.Option(help="With --orch: only these namespaces (default: Settings, else all)."),
+]
+LeaderElect = Annotated[
+    bool, typer.Option(help="With --orch: only the Lease holder writes statuses.")
+]
+LeaseDuration = Annotated[
+    float, typer.Option(help="Leader election: Lease duration (s); renewal scales with it.")
+]
+WebhookPort = Annotated[
+    int, typer.Option(help="With --orch: validation webhook (HTTPS); 0 turns it off.")
+]
+AllowWarnings = Annotated[
+    bool, typer.Option(help="The webhook admits resources that are only Warning.")
+]
+XdsSocket = Annotated[
+    Path | None,
+    typer.Option(help="Also serve xDS on this Unix socket (proxies in other network namespaces)."),
+]
+
+
 @app.command()
 def controlplane(
-    folder: Annotated[
-        Path | None,
-        typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False),
-    ] = None,
-    orch: Annotated[
-        bool, typer.Option("--orch", help="Read resources from the orchestrator (Kubernetes).")
-    ] = False,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="With --orch: kubeconfig file (default: in-cluster, else $KUBECONFIG)."),
-    ] = None,
+    folder: FolderOpt = None,
+    orch: OrchFlag = False,
+    kubeconfig: Kubeconfig = None,
     context: Annotated[str | None, typer.Option(help="With --orch: kubeconfig context.")] = None,
-    namespace: Annotated[
-        str, typer.Option(envvar="POD_NAMESPACE", help="The gateway (controller) namespace.")
-    ] = "gw-system",
-    watch_namespace: Annotated[
-        list[str] | None,
-        typer.Option(help="With --orch: only these namespaces (default: Settings, else all)."),
-    ] = None,
-    leader_elect: Annotated[
-        bool, typer.Option(help="With --orch: only the Lease holder writes statuses.")
-    ] = True,
-    lease_duration: Annotated[float, typer.Option(help="Leader election timing (s).")] = 15.0,
-    renew_deadline: float = 10.0,
-    retry_period: float = 2.0,
-    webhook_port: Annotated[
-        int, typer.Option(help="With --orch: validation webhook (HTTPS); 0 turns it off.")
-    ] = 8443,
-    webhook_cert: Annotated[
-        Path | None,
-        typer.Option(help="Webhook certificate (default: the gw-validation-certs Secret)."),
-    ] = None,
-    webhook_key: Path | None = None,
-    allow_warnings: Annotated[
-        bool, typer.Option(help="The webhook admits resources that are only Warning.")
-    ] = True,
+    namespace: GatewayNamespace = "gw-system",
+    watch_namespace: WatchNamespaces = None,
+    leader_elect: LeaderElect = True,
+    lease_duration: LeaseDuration = 15.0,
+    webhook_port: WebhookPort = 8443,
+    allow_warnings: AllowWarnings = True,
     bind: str = "0.0.0.0",
     xds_port: int = 9977,
-    xds_socket: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also serve xDS on this Unix socket (proxies in other network namespaces)."
-        ),
-    ] = None,
+    xds_socket: XdsSocket = None,
     http_port: Annotated[int, typer.Option(help="Port the proxies' HTTP listener binds.")] = 8080,
     https_port: Annotated[int, typer.Option(help="Port the proxies' HTTPS listener binds.")] = 8443,
     proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
@@ -136,16 +146,12 @@ def controlplane(
         int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
     ] = 10010,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
-    discovery: Annotated[
-        bool,
-        typer.Option(help="Discover upstreams in process (off when `gw discovery` runs)."),
-    ] = True,
+    discovery: InProcessDiscovery = True,
     report_version: ReportVersion = __version__,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
     from gw.translator import Options
-    from gw.up import start_controlplane
 
     if (folder is None) == (not orch):
         raise typer.BadParameter("give either --dir FOLDER or --orch")
@@ -154,52 +160,33 @@ def controlplane(
     options = Options(
         namespace=namespace, bind_address=proxy_bind, http_port=http_port, https_port=https_port
     )
-    debug = debug_port if stats else None
+    serving: dict[str, Any] = dict(bind=bind, xds_port=xds_port, discovery=discovery)
+    serving.update(debug_port=debug_port if stats else None, dev_port=dev_port)
+    serving.update(xds_socket=xds_socket, server_version=report_version)
+    if folder is not None:
+        asyncio.run(_serve_folder(folder, options, serving))
+        return
+    from gw.orchestrator import OrchOptions, run
+    from gw.store.leader import Timing
 
-    async def main() -> None:
-        if orch:
-            from gw.orchestrator import OrchOptions, run
-            from gw.store.leader import Timing
+    orch_options = OrchOptions(
+        kubeconfig=kubeconfig,
+        context=context,
+        namespace=namespace,
+        watch_namespaces=tuple(watch_namespace or ()),
+        leader_election=leader_elect,
+        timing=Timing.scaled(lease_duration),
+        webhook_port=webhook_port or None,
+        allow_warnings=allow_warnings,
+    )
+    asyncio.run(run(orch_options, options, **serving))
 
-            orch_options = OrchOptions(
-                kubeconfig=kubeconfig,
-                context=context,
-                namespace=namespace,
-                watch_namespaces=tuple(watch_namespace or ()),
-                leader_election=leader_elect,
-                timing=Timing(lease_duration, renew_deadline, retry_period),
-                webhook_port=webhook_port or None,
-                webhook_cert=webhook_cert,
-                webhook_key=webhook_key,
-                allow_warnings=allow_warnings,
-            )
-            await run(
-                orch_options,
-                options,
-                bind=bind,
-                xds_port=xds_port,
-                debug_port=debug,
-                discovery=discovery,
-                xds_socket=xds_socket,
-                dev_port=dev_port,
-                server_version=report_version,
-            )
-            return
-        assert folder is not None
-        servers = await start_controlplane(
-            folder,
-            options,
-            bind=bind,
-            xds_port=xds_port,
-            debug_port=debug,
-            discovery=discovery,
-            dev_port=dev_port,
-            server_version=report_version,
-            xds_socket=xds_socket,
-        )
-        await asyncio.gather(*servers.tasks)
 
-    asyncio.run(main())
+async def _serve_folder(folder: Path, options: Any, serving: dict[str, Any]) -> None:
+    from gw.up import start_controlplane
+
+    servers = await start_controlplane(folder, options, **serving)
+    await asyncio.gather(*servers.tasks)
 
 
 @app.command("discovery")
@@ -211,9 +198,7 @@ def discovery_command(
     orch: Annotated[
         bool, typer.Option("--orch", help="Discover the cluster's services (Kubernetes).")
     ] = False,
-    kubeconfig: Annotated[
-        Path | None, typer.Option(help="With --orch: kubeconfig (default: in-cluster).")
-    ] = None,
+    kubeconfig: Kubeconfig = None,
     namespace: Annotated[
         str,
         typer.Option(

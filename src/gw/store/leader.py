@@ -45,6 +45,11 @@ class Timing:
     renew_deadline: float = 10.0
     retry: float = 2.0
 
+    @classmethod
+    def scaled(cls, lease_duration: float) -> Timing:
+        """client-go's proportions (15 s, 10 s, 2 s) for another lease duration."""
+        return cls(lease_duration, lease_duration * 2 / 3, lease_duration * 2 / 15)
+
 
 class LeaderElector:
     def __init__(
