@@ -27,7 +27,7 @@ from gw.admin.server import Components, build_app, control_plane_component
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import embedded_server
-from gw.controlplane import ControlPlane
+from gw.controlplane import ControlPlane, Store
 from gw.discovery import ServiceDiscovery
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
@@ -73,7 +73,7 @@ class ControlPlaneServers:
 
 
 async def start_controlplane(
-    folder: Path,
+    folder: Path | Store,
     options: Options,
     *,
     bind: str,
@@ -84,15 +84,19 @@ async def start_controlplane(
     discovery: bool = True,
     server_version: str = __version__,
     components: Components | None = None,
+    xds_socket: Path | None = None,
 ) -> ControlPlaneServers:
     """Store + discovery + translator + xDS server (+ the debug server when `debug_port` is
     set, and the developer API on `dev_port` while Settings say `devMode: true`).
 
-    `discovery=False` leaves discovery to a separate `gw discovery` process."""
-    store = DirectoryStore(folder)
+    `folder` is served by a `DirectoryStore`; any other store (the orchestrator's) is used as
+    given. `discovery=False` leaves discovery to a separate `gw discovery` process.
+    `xds_socket` also serves xDS on that Unix socket."""
+    store = DirectoryStore(folder) if isinstance(folder, Path) else folder
     cache = SnapshotCache()
     ads = AdsServer(cache)
-    grpc_server = await start_server(ads, _join(bind, xds_port))
+    sockets = [f"unix:{xds_socket}"] if xds_socket else []
+    grpc_server = await start_server(ads, _join(bind, xds_port), *sockets)
     controlplane = ControlPlane(
         store,
         cache,

@@ -7,7 +7,7 @@ import asyncio
 import os
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -82,13 +82,62 @@ def up(
     asyncio.run(run_up(options))
 
 
+# --- options of `gw controlplane` ------------------------------------------------------------
+
+FolderOpt = Annotated[
+    Path | None, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
+]
+OrchFlag = Annotated[
+    bool, typer.Option("--orch", help="Read resources from the orchestrator (Kubernetes).")
+]
+GatewayNamespace = Annotated[
+    str, typer.Option(envvar="POD_NAMESPACE", help="The gateway (controller) namespace.")
+]
+InProcessDiscovery = Annotated[
+    bool, typer.Option(help="Discover upstreams in process (off when `gw discovery` runs).")
+]
+
+Kubeconfig = Annotated[
+    Path | None,
+    typer.Option(help="With --orch: kubeconfig file (default: in-cluster, else $KUBECONFIG)."),
+]
+WatchNamespaces = Annotated[
+    list[str] | None,
+    typer.Option(help="With --orch: only these namespaces (default: Settings, else all)."),
+]
+LeaderElect = Annotated[
+    bool, typer.Option(help="With --orch: only the Lease holder writes statuses.")
+]
+LeaseDuration = Annotated[
+    float, typer.Option(help="Leader election: Lease duration (s); renewal scales with it.")
+]
+WebhookPort = Annotated[
+    int, typer.Option(help="With --orch: validation webhook (HTTPS); 0 turns it off.")
+]
+AllowWarnings = Annotated[
+    bool, typer.Option(help="The webhook admits resources that are only Warning.")
+]
+XdsSocket = Annotated[
+    Path | None,
+    typer.Option(help="Also serve xDS on this Unix socket (proxies in other network namespaces)."),
+]
+
+
 @app.command()
 def controlplane(
-    folder: Annotated[
-        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
-    ],
+    folder: FolderOpt = None,
+    orch: OrchFlag = False,
+    kubeconfig: Kubeconfig = None,
+    context: Annotated[str | None, typer.Option(help="With --orch: kubeconfig context.")] = None,
+    namespace: GatewayNamespace = "gw-system",
+    watch_namespace: WatchNamespaces = None,
+    leader_elect: LeaderElect = True,
+    lease_duration: LeaseDuration = 15.0,
+    webhook_port: WebhookPort = 8443,
+    allow_warnings: AllowWarnings = True,
     bind: str = "0.0.0.0",
     xds_port: int = 9977,
+    xds_socket: XdsSocket = None,
     http_port: Annotated[int, typer.Option(help="Port the proxies' HTTP listener binds.")] = 8080,
     https_port: Annotated[int, typer.Option(help="Port the proxies' HTTPS listener binds.")] = 8443,
     proxy_bind: Annotated[str, typer.Option(help="Address the proxies' listeners bind.")] = "::",
@@ -97,54 +146,92 @@ def controlplane(
         int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
     ] = 10010,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
-    discovery: Annotated[
-        bool,
-        typer.Option(help="Discover upstreams in process (off when `gw discovery` runs)."),
-    ] = True,
+    discovery: InProcessDiscovery = True,
     report_version: ReportVersion = __version__,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
-    server when START_STATS_SERVER is set)."""
+    server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
     from gw.translator import Options
-    from gw.up import start_controlplane
 
+    if (folder is None) == (not orch):
+        raise typer.BadParameter("give either --dir FOLDER or --orch")
     configure_logging(log_level)
     stats = os.environ.get("START_STATS_SERVER", "").lower() not in ("", "0", "false", "no")
+    options = Options(
+        namespace=namespace, bind_address=proxy_bind, http_port=http_port, https_port=https_port
+    )
+    serving: dict[str, Any] = dict(bind=bind, xds_port=xds_port, discovery=discovery)
+    serving.update(debug_port=debug_port if stats else None, dev_port=dev_port)
+    serving.update(xds_socket=xds_socket, server_version=report_version)
+    if folder is not None:
+        asyncio.run(_serve_folder(folder, options, serving))
+        return
+    from gw.orchestrator import OrchOptions, run
+    from gw.store.leader import Timing
 
-    async def main() -> None:
-        servers = await start_controlplane(
-            folder,
-            Options(bind_address=proxy_bind, http_port=http_port, https_port=https_port),
-            bind=bind,
-            xds_port=xds_port,
-            debug_port=debug_port if stats else None,
-            discovery=discovery,
-            dev_port=dev_port,
-            server_version=report_version,
-        )
-        await asyncio.gather(*servers.tasks)
+    orch_options = OrchOptions(
+        kubeconfig=kubeconfig,
+        context=context,
+        namespace=namespace,
+        watch_namespaces=tuple(watch_namespace or ()),
+        leader_election=leader_elect,
+        timing=Timing.scaled(lease_duration),
+        webhook_port=webhook_port or None,
+        allow_warnings=allow_warnings,
+    )
+    asyncio.run(run(orch_options, options, **serving))
 
-    asyncio.run(main())
+
+async def _serve_folder(folder: Path, options: Any, serving: dict[str, Any]) -> None:
+    from gw.up import start_controlplane
+
+    servers = await start_controlplane(folder, options, **serving)
+    await asyncio.gather(*servers.tasks)
 
 
 @app.command("discovery")
 def discovery_command(
     folder: Annotated[
-        Path, typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False)
-    ],
+        Path | None,
+        typer.Option("--dir", help="Folder of manifests.", exists=True, file_okay=False),
+    ] = None,
+    orch: Annotated[
+        bool, typer.Option("--orch", help="Discover the cluster's services (Kubernetes).")
+    ] = False,
+    kubeconfig: Kubeconfig = None,
     namespace: Annotated[
-        str, typer.Option(help="Where discovered upstreams go (Settings discoveryNamespace wins).")
+        str,
+        typer.Option(
+            envvar="POD_NAMESPACE",
+            help="Where discovered upstreams go (Settings discoveryNamespace wins).",
+        ),
     ] = "gw-system",
     once: Annotated[bool, typer.Option(help="Write the upstreams once and exit.")] = False,
     log_level: Annotated[str, typer.Option(envvar="LOG_LEVEL")] = "info",
 ) -> None:
-    """Run discovery alone: keep an Upstream manifest for every service port of FOLDER in
-    FOLDER/discovered/ (the files are yours to edit; edited ones are left alone)."""
-    from gw.discovery.runner import run
+    """Run discovery alone: keep an Upstream for every service port, as a manifest in
+    FOLDER/discovered/ (--dir) or as a custom resource in the cluster (--orch). Upstreams
+    edited by hand are left alone."""
+    from gw.discovery.runner import run, run_orch
 
+    if (folder is None) == (not orch):
+        raise typer.BadParameter("give either --dir FOLDER or --orch")
     configure_logging(log_level)
+
+    async def main() -> None:
+        if folder is not None:
+            await run(folder, namespace, once=once)
+            return
+        from gw.store.orch import connect
+
+        client = connect(kubeconfig)
+        try:
+            await run_orch(client, namespace)
+        finally:
+            await client.close()
+
     try:
-        asyncio.run(run(folder, namespace, once=once))
+        asyncio.run(main())
     except KeyboardInterrupt:
         pass
 
@@ -152,9 +239,11 @@ def discovery_command(
 @app.command()
 def proxy(
     xds: Annotated[
-        str, typer.Option(help="Control plane xDS address, host:port.")
+        str, typer.Option(help="Control plane xDS address: host:port, or unix:<socket path>.")
     ] = "127.0.0.1:9977",
-    admin_host: str = "127.0.0.1",
+    admin_host: Annotated[
+        str, typer.Option(help="Envoy admin address, or unix:<socket path>.")
+    ] = "127.0.0.1",
     admin_port: int = 19000,
     role: str = "gw-system~gateway-proxy",
     node_id: Annotated[
@@ -169,6 +258,8 @@ def proxy(
 
     configure_logging("info")
     host, _, port = xds.rpartition(":")
+    if xds.startswith("unix:"):
+        host, port = xds, "0"
     options = ProxyOptions(
         bootstrap=BootstrapOptions(
             node_id=node_id or f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
@@ -255,6 +346,27 @@ def schema(
             (out / f"{name}.json").write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
         return
     typer.echo(json.dumps(schemas if kind is None else schemas[kind], indent=2, sort_keys=True))
+
+
+@app.command()
+def crds(
+    out: Annotated[
+        list[Path] | None,
+        typer.Option(help="Write <plural>.<group>.yaml files into this folder (repeatable)."),
+    ] = None,
+) -> None:
+    """Print the CustomResourceDefinitions of gw's kinds (generated from the models), ready
+    for `kubectl apply -f -`."""
+    from gw.api.crd import all_crds, render
+
+    definitions = all_crds()
+    if out:
+        for folder in out:
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, definition in definitions.items():
+                (folder / f"{name}.yaml").write_text(render(definition))
+        return
+    typer.echo("---\n".join(render(d) for d in definitions.values()), nl=False)
 
 
 @app.command()

@@ -5,9 +5,10 @@
 - `FolderInstall`: `gw up DIR` on this machine. Its state file, `$GW_HOME/up.json`, says
   where the proxy, the control plane's admin server and the Envoy admin listen, and where
   the logs are. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a control plane directly.
-- An orchestrator install implements the same methods with port-forwards to the pods
-  (`proxy_admin` → `gateway-proxy` port 19000, `admin` → `deploy/gw` port 9091,
-  `xds_address` → port 9977) and `kubectl logs`; see docs/gwctl.md.
+- `OrchInstall` (`orch_install.py`): an orchestrator install, reached through the API server
+  (the admin API over its service proxy, logs, objects) and `kubectl port-forward` (Envoy's
+  admin on 19000, xDS on 9977); see docs/kubernetes.md. Chosen by `GW_INSTALL=orch`, or
+  when no `gw up` runs here and a kubeconfig is there.
 
 Commands never read `up.json` or build URLs themselves.
 """
@@ -289,10 +290,16 @@ def locate(home: Path, admin_url: str | None = None) -> Install:
             raise InstallError(
                 f"{state_path} is not valid JSON ({exc}); delete it and run `gw up` again"
             ) from None
+    wanted = os.environ.get("GW_INSTALL", "").lower()
     if admin_url:
         # The state file describes the `gw up` it came from: only use it for that one.
         same = state is not None and state.get("adminUrl") == admin_url.rstrip("/")
         return FolderInstall(admin_url, state if same else None, state_path)
+    if wanted in ("orch", "orchestrator") or (state is None and wanted != "folder"):
+        from gw.cli.orch_install import OrchInstall, cluster_configured
+
+        if wanted or cluster_configured():
+            return OrchInstall(namespace=os.environ.get("GW_NAMESPACE") or CONTROLLER_NAMESPACE)
     if state is None:
         raise InstallError(
             f"no gw installation found: {state_path} does not exist. Start one with "

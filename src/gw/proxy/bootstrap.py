@@ -27,6 +27,7 @@ from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
 
 XDS_CLUSTER = "xds_cluster"
+UNIX_PREFIX = "unix:"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,10 +96,10 @@ def _xds_cluster(options: BootstrapOptions) -> cluster_pb2.Cluster:
     )
     packed = any_pb2.Any()
     packed.Pack(http2)
-    is_ip = _is_ip(options.xds_host)
+    static = _is_ip(options.xds_host) or options.xds_host.startswith(UNIX_PREFIX)
     return cluster_pb2.Cluster(
         name=XDS_CLUSTER,
-        type=cluster_pb2.Cluster.STATIC if is_ip else cluster_pb2.Cluster.STRICT_DNS,
+        type=cluster_pb2.Cluster.STATIC if static else cluster_pb2.Cluster.STRICT_DNS,
         connect_timeout=duration_pb2.Duration(seconds=1),
         load_assignment=endpoint_pb2.ClusterLoadAssignment(
             cluster_name=XDS_CLUSTER,
@@ -121,6 +122,10 @@ def _xds_cluster(options: BootstrapOptions) -> cluster_pb2.Cluster:
 
 
 def _address(host: str, port: int) -> address_pb2.Address:
+    """A TCP address, or a Unix socket when `host` is `unix:<path>` (`port` is then unused):
+    a socket file reaches across network namespaces, as between pods on one node."""
+    if host.startswith(UNIX_PREFIX):
+        return address_pb2.Address(pipe=address_pb2.Pipe(path=host[len(UNIX_PREFIX) :]))
     return address_pb2.Address(
         socket_address=address_pb2.SocketAddress(address=host, port_value=port)
     )

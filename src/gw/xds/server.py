@@ -245,8 +245,9 @@ def _requested_names(request: discovery_pb2.DiscoveryRequest) -> set[str] | None
     return names
 
 
-async def start_server(server: AdsServer, address: str) -> grpc.aio.Server:
-    """Serve ADS on `address` (`host:port`); raises if the port cannot be bound."""
+async def start_server(server: AdsServer, address: str, *more: str) -> grpc.aio.Server:
+    """Serve ADS on `address` (`host:port`) and any `more` (`unix:<path>` too); raises if
+    one cannot be bound."""
     grpc_server = grpc.aio.server(
         options=[
             ("grpc.keepalive_time_ms", 30_000),
@@ -256,8 +257,8 @@ async def start_server(server: AdsServer, address: str) -> grpc.aio.Server:
         ]
     )
     ads_pb2_grpc.add_AggregatedDiscoveryServiceServicer_to_server(server, grpc_server)
-    port = grpc_server.add_insecure_port(address)
-    if port == 0:
-        raise OSError(f"cannot listen for xDS on {address}")
+    for each in (address, *more):
+        if grpc_server.add_insecure_port(each) == 0:
+            raise OSError(f"cannot listen for xDS on {each}")
     await grpc_server.start()
     return grpc_server

@@ -1,0 +1,129 @@
+"""What `gwctl` asks of a cluster, synchronously: objects, the control plane's admin API
+through the API server's service proxy, pod logs, creating resources, and port-forwards.
+
+The service proxy (`/api/v1/namespaces/<ns>/services/<name>:<port>/proxy/<path>`) reaches the
+control plane's debug server (9091) with nothing to set up. Envoy's admin interface listens
+on the pod's loopback only and gRPC (xDS) does not pass the service proxy: those go through
+`kubectl port-forward`, as with the established tool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lightkube import Client, KubeConfig
+from lightkube.config.client_adapter import Client as HttpClient
+from lightkube.config.client_adapter import ConnectionParams
+from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import Pod, Secret, Service
+
+from gw.api import kind_for
+from gw.store.orch_kinds import BY_KIND, status_code
+
+_FORWARDING = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+)")
+
+
+class ClusterError(Exception):
+    """The cluster answered with an error, or could not be reached."""
+
+
+class ClusterClient:
+    def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
+        config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
+        self.kubeconfig = kubeconfig
+        self.context = context
+        single = config.get(context)
+        if single is None:
+            raise ClusterError(f"the kubeconfig has no context {context or '(current)'}")
+        self.config = single
+        self.server = self.config.cluster.server
+        self.client = Client(config=self.config, field_manager="gwctl", trust_env=False)
+        self._http = HttpClient(self.config, ConnectionParams(trust_env=False))
+
+    def service_proxy(self, namespace: str, service: str, port: int, path: str) -> Any:
+        """GET `path` of a service port through the API server; the response."""
+        url = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy/{path.lstrip('/')}"
+        try:
+            return self._http.get(url)
+        except Exception as exc:  # the HTTP library's errors, whichever it is
+            raise ClusterError(f"cannot reach {self.server}: {exc}") from None
+
+    def service(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(Service, namespace, name)
+
+    def deployments(self, namespace: str) -> list[dict[str, Any]]:
+        return [d.to_dict() for d in self._list(Deployment, namespace)]
+
+    def pods(self, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:
+        return [p.to_dict() for p in self._list(Pod, namespace, labels)]
+
+    def log_lines(self, namespace: str, pod: str, *, follow: bool = False) -> Iterator[str]:
+        try:
+            yield from self.client.log(pod, namespace=namespace, follow=follow, newlines=False)
+        except Exception as exc:
+            raise ClusterError(f"cannot read the log of pod {namespace}/{pod}: {exc}") from None
+
+    def create(self, manifest: dict[str, Any]) -> None:
+        """Create a gw resource or a Secret; an existing one is an error."""
+        model = kind_for(str(manifest.get("kind")))
+        if model is None or model.KIND not in BY_KIND:
+            raise ClusterError(f"gwctl does not create {manifest.get('kind')} objects")
+        kind = Secret if model.KIND == "Secret" else BY_KIND[model.KIND].resource
+        resource: Any = kind.from_dict(manifest)
+        try:
+            self.client.create(resource)
+        except Exception as exc:
+            if status_code(exc) == 409:
+                meta = manifest["metadata"]
+                raise ClusterError(
+                    f"{manifest['kind']} {meta.get('namespace')}.{meta['name']} already exists"
+                ) from None
+            raise ClusterError(f"cannot create {manifest['kind']}: {exc}") from None
+
+    @contextlib.contextmanager
+    def port_forward(self, namespace: str, target: str, port: int) -> Iterator[int]:
+        """`kubectl port-forward -n <namespace> <target> :<port>` while open; the local port."""
+        command = ["kubectl", "port-forward", "-n", namespace, target, f":{port}"]
+        if self.kubeconfig is not None:
+            command += ["--kubeconfig", str(self.kubeconfig)]
+        if self.context is not None:
+            command += ["--context", self.context]
+        try:
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except FileNotFoundError:
+            raise ClusterError("kubectl is needed for this command (port-forward)") from None
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            found = _FORWARDING.search(line)
+            if found is None:
+                error = process.stderr.read() if process.stderr else ""
+                raise ClusterError(f"kubectl port-forward {target} {port} failed: {line}{error}")
+            yield int(found.group(1))
+        finally:
+            process.terminate()
+            process.wait(5)
+
+    def _get(self, kind: Any, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            found = self.client.get(kind, name, namespace=namespace)
+        except Exception as exc:
+            if status_code(exc) == 404:
+                return None
+            raise ClusterError(f"cannot read {name} in {namespace}: {exc}") from None
+        data: dict[str, Any] = found.to_dict()
+        return data
+
+    def _list(self, kind: Any, namespace: str, labels: dict[str, str] | None = None) -> list[Any]:
+        try:
+            selector: Any = dict(labels) if labels else None
+            return list(self.client.list(kind, namespace=namespace, labels=selector))
+        except Exception as exc:
+            raise ClusterError(f"cannot list {kind.__name__} in {namespace}: {exc}") from None

@@ -1,0 +1,102 @@
+"""Writing resources into the cluster for `gw discovery --orch`: the Upstreams discovery
+generates become custom resources that `kubectl get upstreams` lists.
+
+The rules are those of the folder (`discovered.py`): a generated upstream is created when its
+name is free, replaced while discovery still owns it (unedited since generated) and its
+content is out of date, and deleted when its service port is gone. An upstream somebody
+edited or wrote is never touched. Replacements carry the object's `resourceVersion`, so an
+edit made meanwhile wins (`409 Conflict`) and is judged again on the next snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from lightkube import AsyncClient
+
+from gw.api import Resource, ResourceKey
+from gw.snapshot import Snapshot
+from gw.store.discovered import Changes
+from gw.store.orch_kinds import BY_KIND, status_code
+
+log = logging.getLogger(__name__)
+
+
+def manifest(resource: Resource, resource_version: str | None = None) -> dict[str, Any]:
+    """The object to store: what a user would write (no defaults, no status)."""
+    data = resource.model_dump(by_alias=True, exclude_defaults=True, mode="json")
+    data.pop("status", None)
+    meta = resource.metadata
+    data["metadata"] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        **({"labels": dict(meta.labels)} if meta.labels else {}),
+        **({"annotations": dict(meta.annotations)} if meta.annotations else {}),
+        **({"resourceVersion": resource_version} if resource_version else {}),
+    }
+    return data
+
+
+def _content(resource: Resource) -> dict[str, Any]:
+    data = manifest(resource)
+    data.pop("apiVersion", None)
+    data.pop("kind", None)
+    return data
+
+
+class OrchWriter:
+    def __init__(self, client: AsyncClient) -> None:
+        self.client = client
+
+    async def sync(
+        self,
+        snapshot: Snapshot,
+        wanted: Mapping[ResourceKey, Resource],
+        stale: Iterable[ResourceKey],
+        owned: Callable[[Resource], bool],
+    ) -> Changes:
+        """Create or replace every `wanted` resource that is missing or outdated and owned;
+        delete `stale` ones still owned. Returns what changed."""
+        changes = Changes()
+        for key, resource in sorted(wanted.items()):
+            existing = snapshot.resources.get(key)
+            if existing is None and any(e.key == key for e in snapshot.errors):
+                continue  # it is there, only unreadable: not ours to overwrite
+            if existing is not None and (
+                not owned(existing) or _content(existing) == _content(resource)
+            ):
+                continue
+            if await self._put(key, resource, existing):
+                changes.written.append(str(key))
+        for key in sorted(stale):
+            existing = snapshot.resources.get(key)
+            if existing is not None and owned(existing) and await self._delete(key):
+                changes.removed.append(str(key))
+        return changes
+
+    async def _put(self, key: ResourceKey, resource: Resource, existing: Resource | None) -> bool:
+        kind = BY_KIND[key.kind].resource
+        try:
+            if existing is None:
+                await self.client.create(kind(manifest(resource)))
+            else:
+                version = existing.metadata.resource_version
+                await self.client.replace(kind(manifest(resource, version)))
+        except Exception as exc:  # noqa: BLE001 (each object on its own; the next pass retries)
+            if status_code(exc) in (404, 409):
+                log.info("%s changed meanwhile; judged again on the next pass", key)
+            else:
+                log.warning("cannot write %s: %s", key, exc)
+            return False
+        return True
+
+    async def _delete(self, key: ResourceKey) -> bool:
+        try:
+            await self.client.delete(BY_KIND[key.kind].resource, key.name, namespace=key.namespace)
+        except Exception as exc:  # noqa: BLE001
+            if status_code(exc) != 404:
+                log.warning("cannot delete %s: %s", key, exc)
+            return False
+        return True
