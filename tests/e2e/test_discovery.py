@@ -8,7 +8,6 @@ own service and host names.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import httpx
 import pytest
 import yaml
 
+from tests.support.files import save as write
 from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
 from tests.support.wait import wait_until
 
@@ -48,13 +48,6 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     finally:
         for echo in echoes:
             echo.stop()
-
-
-def write(path: Path, text: str) -> None:
-    """Save as editors do: a temporary file renamed over the old one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def service(name: str, ports: dict[str, int], endpoint_ports: list[int]) -> str:

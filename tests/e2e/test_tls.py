@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import http.client
-import os
 import socket
 import ssl
 import subprocess
@@ -25,6 +24,7 @@ import pytest
 from cryptography import x509
 
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
+from tests.support.files import save as write
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -113,13 +113,6 @@ spec:
         if sni:
             doc += f"    sniDomains: {list(sni)}\n"
     return doc
-
-
-def write(path: Path, text: str) -> None:
-    """Save the way editors do: a temporary file renamed over the original."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 @dataclass

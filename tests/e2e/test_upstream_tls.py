@@ -9,7 +9,6 @@ Envoy spoke TLS, presented the secret's certificate and accepted the upstream's.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
+from tests.support.files import save as write
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -59,12 +59,6 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     finally:
         for echo in echoes:
             echo.stop()
-
-
-def write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def upstream(name: str, port: int, ssl_config: str) -> str:

@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+
+@dataclass
+class _Poll(Generic[T]):
+    """One polling session: `check()` says whether to stop, raising at the deadline."""
+
+    condition: Callable[[], T | None]
+    timeout: float
+    what: str
+    value: T | None = None
+    last_error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.timeout
+
+    def check(self) -> bool:
+        try:
+            self.value = self.condition()
+            if self.value:
+                return True
+        except Exception as exc:  # noqa: BLE001 (polling: anything may fail until ready)
+            self.last_error = exc
+        if time.monotonic() > self.deadline:
+            detail = f": last error {self.last_error!r}" if self.last_error else ""
+            raise TimeoutError(f"timed out after {self.timeout}s waiting for {self.what}{detail}")
+        return False
 
 
 def wait_until(
@@ -18,19 +46,11 @@ def wait_until(
 ) -> T:
     """Call `condition` until it returns something truthy; return that. Exceptions count as
     "not yet" until the deadline, then the last one is raised."""
-    deadline = time.monotonic() + timeout
-    last_error: BaseException | None = None
-    while True:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception as exc:  # noqa: BLE001 (polling: anything may fail until ready)
-            last_error = exc
-        if time.monotonic() > deadline:
-            detail = f": last error {last_error!r}" if last_error else ""
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}{detail}")
+    poll = _Poll(condition, timeout, what)
+    while not poll.check():
         time.sleep(interval)
+    assert poll.value
+    return poll.value
 
 
 async def eventually(
@@ -41,18 +61,8 @@ async def eventually(
     what: str = "condition",
 ) -> T:
     """`wait_until` for async tests: polls without blocking the event loop."""
-    import asyncio
-
-    deadline = time.monotonic() + timeout
-    last_error: BaseException | None = None
-    while True:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception as exc:  # noqa: BLE001 (polling: anything may fail until ready)
-            last_error = exc
-        if time.monotonic() > deadline:
-            detail = f": last error {last_error!r}" if last_error else ""
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}{detail}")
+    poll = _Poll(condition, timeout, what)
+    while not poll.check():
         await asyncio.sleep(interval)
+    assert poll.value
+    return poll.value
