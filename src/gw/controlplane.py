@@ -191,6 +191,7 @@ class ControlPlane:
         self.result = result
         with trace.span("publish"):
             self.cache.set(result.proxy.role, result.xds.resources)
+            self.cache.set(result.proxy.extauth_role, result.extauth.resources)
             changed = self.store.statuses.write(result.statuses)
             if changed and self.on_status is not None:
                 self.on_status(changed, snapshot)
