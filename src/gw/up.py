@@ -151,13 +151,10 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     url = f"http://{_host(options.bind)}:{options.http_port}"
     print(f"gw {__version__} is up: proxy at {url}", file=out, flush=True)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
-    print(
-        f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/",
-        file=out,
-        flush=True,
-    )
+    print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
     if options.extauth_port is not None:
         print(f"  extauth server at {_host(options.bind)}:{options.extauth_port}", file=out)
+    out.flush()
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -183,9 +183,14 @@ stringData: {{client-secret: {SECRET}}}
     (folder / "auth.yaml").write_text(
         "".join(configs) + "".join(virtual_service(*h) for h in hosts)
     )
-    for name, _, config in hosts:
+    for name, domain, config in hosts:
         gw.wait_status(f"AuthConfig gw-system.{config}", "Accepted")
         gw.wait_status(f"VirtualService default.{name}", "Accepted")
+        client = Agent(gw.url, domain.replace("*", str(port)))
+        wait_until(
+            lambda client=client: "is not loaded" not in client.get("/private").text,
+            what=f"the extauth server to get {config}",
+        )
     return gw
 
 
@@ -202,13 +207,9 @@ def agent(env: dict[str, Any], host: str) -> Agent:
 
 def login(env: dict[str, Any], client: Agent, sub: str, path: str = "/private") -> httpx.Response:
     """Log in through the provider (no browser); returns the callback's response."""
-    start = wait_until(lambda: _redirect(client.get(path)), what="a login redirect")
+    start = client.start_login(path)
     callback = env["idp"].login(start.headers["location"], sub)
     return client.get(callback)
-
-
-def _redirect(response: httpx.Response) -> httpx.Response | None:
-    return _status(response, 302)
 
 
 def _status(response: httpx.Response, status: int) -> httpx.Response | None:

@@ -121,9 +121,7 @@ spec:
 def test_login_and_refresh_through_the_standalone_server(env: dict[str, Any]) -> None:
     gw: GwUp = env["gw"]
     client = Agent(gw.url, f"app.test:{gw.http_port}")
-    start = wait_until(
-        lambda: (r := client.get("/private")).status_code == 302 and r, what="a login redirect"
-    )
+    start = client.start_login()
     assert client.get(env["idp"].login(start.headers["location"], "rita")).status_code == 302
     first = client.get("/private").json()["headers"]["x-access-token"]
     redis = env["redis"].client()

@@ -107,9 +107,7 @@ spec:
 
 
 def login_callback(env: dict[str, Any], client: Agent) -> httpx.Response:
-    start = wait_until(
-        lambda: (r := client.get("/private")).status_code == 302 and r, what="a login redirect"
-    )
+    start = client.start_login()
     return client.get(env["idp"].login(start.headers["location"], "slow@example.com"))
 
 

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from tests.support.wait import wait_until
+
 
 class Agent:
     def __init__(self, gateway_url: str, host: str) -> None:
@@ -39,3 +41,13 @@ class Agent:
             self.cookies.pop(name, None)
         else:
             self.cookies[name] = value
+
+    def start_login(self, path: str = "/private") -> httpx.Response:
+        """The redirect to the provider for `path`, once the extauth server has its config
+        (until then, checks answer 503)."""
+
+        def redirected() -> httpx.Response | None:
+            response = self.get(path)
+            return response if response.status_code == 302 else None
+
+        return wait_until(redirected, what=f"a login redirect for {path}")

@@ -323,7 +323,13 @@ def extauth(
         await stop.wait()
         await server.stop()
 
-    asyncio.run(main())
+    # uvloop makes each gRPC check ~20% cheaper (bench/results/extauth.md).
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover (a platform without uvloop)
+        asyncio.run(main())
+    else:
+        uvloop.run(main())
 
 
 @app.command()

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from gw.extauth.cookies import clear_cookie, set_cookie
+from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, text
 from gw.extauth.oidc import (
     IdentityProvider,
     IdTokenExpired,
@@ -39,36 +39,6 @@ from gw.extauth.state import LIFETIME, LoginState, StateSealer, UsedStates, stat
 from gw.translator.ir_extauth import AuthConfig
 
 log = logging.getLogger(__name__)
-
-NO_STORE = ("cache-control", "no-store")
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What the flow reads of a request: its path (with the query) and its cookies (the
-    only header Envoy sends along, see `envoy/extauth.py`)."""
-
-    path: str
-    cookies: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class Allow:
-    #: Headers set on the request to the upstream.
-    headers: tuple[tuple[str, str], ...] = ()
-    #: `set-cookie` values added to the response to the browser (after a refresh).
-    set_cookies: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Deny:
-    status: int
-    body: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-    set_cookies: tuple[str, ...] = ()
-
-
-Decision = Allow | Deny
 
 
 class RelyingParty:
@@ -100,7 +70,7 @@ class RelyingParty:
         except StoreUnavailable as exc:
             log.warning("extauth %s: session store unavailable: %s", self.config.config_id, exc)
             if self.oidc.session.fail_on_fetch_failure:
-                return _text(503, "session store unavailable")
+                return text(503, "session store unavailable")
             tokens = None
         if tokens is not None:
             allowed = await self._session_allows(tokens, request)
@@ -191,7 +161,7 @@ class RelyingParty:
 
     async def login(self, request: Request) -> Deny:
         if self.config.oidc.fail_on_redirect:
-            return _text(401, "login required")
+            return text(401, "login required")
         try:
             endpoint = await self.provider.authorization_endpoint()
         except ProviderUnavailable as exc:
@@ -237,17 +207,17 @@ class RelyingParty:
             reason = query["error"] + (
                 f": {query['error_description']}" if "error_description" in query else ""
             )
-            return _text(401, f"login failed: the identity provider answered {reason}", clear)
+            return text(401, f"login failed: the identity provider answered {reason}", clear)
         login = self.sealer.open(request.cookies.get(cookie_name, ""), state) if state else None
         if login is None or "code" not in query:
-            return _text(
+            return text(
                 400,
                 "login failed: this callback does not belong to a login started in this "
                 "browser (unknown, expired or forged state); start again",
                 clear,
             )
         if not self.used_states.claim(login):
-            return _text(
+            return text(
                 400, "login failed: this login was already completed (replayed state)", clear
             )
         try:
@@ -256,12 +226,12 @@ class RelyingParty:
                 raise InvalidIdToken("the token endpoint returned no id_token")
             claims = await self.provider.verify_id_token(response.id_token, nonce=login.nonce)
         except TokenRejected as exc:
-            return _text(
+            return text(
                 401, f"login failed: the identity provider refused the code ({exc.error})", clear
             )
         except InvalidIdToken as exc:
             log.warning("extauth %s: ID token refused: %s", self.config.config_id, exc)
-            return _text(401, f"login failed: the ID token is not valid: {exc}", clear)
+            return text(401, f"login failed: the ID token is not valid: {exc}", clear)
         except ProviderUnavailable as exc:
             return self._provider_down(exc, clear)
         tokens = Tokens(
@@ -274,7 +244,7 @@ class RelyingParty:
             cookies = await self.sessions.save(tokens, request.cookies)
         except StoreUnavailable as exc:
             log.warning("extauth %s: cannot store session: %s", self.config.config_id, exc)
-            return _text(503, "session store unavailable", clear)
+            return text(503, "session store unavailable", clear)
         log.info("extauth %s: %s logged in", self.config.config_id, _subject(claims))
         return Deny(
             302,
@@ -290,7 +260,7 @@ class RelyingParty:
         except StoreUnavailable as exc:
             log.warning("extauth %s: cannot delete session: %s", self.config.config_id, exc)
             cookie = self.oidc.session.store.cookie_name if self.oidc.session.store else ""
-            return _text(
+            return text(
                 503,
                 "session store unavailable: this browser is logged out, the stored session "
                 "expires on its own",
@@ -304,16 +274,7 @@ class RelyingParty:
 
     def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
         log.warning("extauth %s: identity provider unavailable: %s", self.config.config_id, exc)
-        return _text(503, "identity provider unavailable", set_cookies, retry=True)
-
-
-def _text(
-    status: int, body: str, set_cookies: tuple[str, ...] = (), *, retry: bool = False
-) -> Deny:
-    headers = [("content-type", "text/plain"), NO_STORE]
-    if retry:
-        headers.append(("retry-after", "5"))
-    return Deny(status, body=body, headers=tuple(headers), set_cookies=set_cookies)
+        return text(503, "identity provider unavailable", set_cookies, retry=True)
 
 
 def _subject(claims: dict[str, Any]) -> str:

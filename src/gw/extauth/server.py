@@ -29,7 +29,8 @@ from google.rpc import code_pb2, status_pb2
 
 from gw.extauth.config import DEFAULT_ROLE, TYPE_URL, parse_resources
 from gw.extauth.cookies import parse_cookies
-from gw.extauth.flow import Allow, Decision, Deny, RelyingParty, Request
+from gw.extauth.decisions import Allow, Decision, Deny, Request
+from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.translator.ir_extauth import AuthConfig, RedisStore
@@ -42,6 +43,7 @@ _APPEND = base_pb2.HeaderValueOption.APPEND_IF_EXISTS_OR_ADD
 _OK = status_pb2.Status(code=code_pb2.OK)
 _DENIED = status_pb2.Status(code=code_pb2.PERMISSION_DENIED)
 _TEXT = (("content-type", "text/plain"), ("cache-control", "no-store"))
+ALLOWED_CACHE_SIZE = 10_000
 
 
 class Registry:
@@ -103,6 +105,9 @@ class Registry:
 class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # type: ignore[misc]
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
+        #: Built answers for recent `Allow`s: a logged-in browser gets the same one on each
+        #: request (messages are only read by the serializer, so sharing one is safe).
+        self._allowed: dict[Allow, external_auth_pb2.CheckResponse] = {}
 
     async def Check(  # noqa: N802 (gRPC method name)
         self, request: external_auth_pb2.CheckRequest, context: Any
@@ -125,6 +130,13 @@ class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # typ
             except Exception:  # a bug must deny, never crash the server or allow
                 log.exception("extauth %s: check failed", config_id)
                 decision = Deny(500, "extauth: internal error", headers=_TEXT)
+        if isinstance(decision, Allow):
+            response = self._allowed.get(decision)
+            if response is None:
+                if len(self._allowed) >= ALLOWED_CACHE_SIZE:
+                    self._allowed.clear()
+                response = self._allowed[decision] = check_response(decision)
+            return response
         return check_response(decision)
 
 

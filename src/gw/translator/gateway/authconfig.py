@@ -10,21 +10,20 @@ refused (fail closed) rather than ignored.
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlsplit
 
 from gw import api
 from gw.api import ResourceKey
-from gw.api.authconfig import CookieOptions, OidcAuthorizationCode, UserSession
+from gw.api.authconfig import OidcAuthorizationCode, OidcHeaders, UserSession
 from gw.api.duration import duration_ms
 from gw.api.secret import OAUTH_TYPE
 from gw.snapshot import Snapshot
 from gw.translator import ir_extauth
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.sessions import OIDC_FIELD, TOKEN, build_session
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
-OIDC_FIELD = "spec.configs[0].oauth2.oidcAuthorizationCode"
 CLIENT_SECRET_KEY = "client-secret"
 #: Parameters the server sets itself on the authorization request.
 RESERVED_AUTH_PARAMS = frozenset(
@@ -39,8 +38,6 @@ RESERVED_AUTH_PARAMS = frozenset(
         "state",
     }
 )
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_SAME_SITE = {"LaxMode": "Lax", "StrictMode": "Strict", "NoneMode": "None"}
 
 
 def build_auth_configs(
@@ -92,13 +89,13 @@ def build_auth_config(
         return None
     secret = _client_secret(oidc, auth_config.key, refs, report)
     checked = _check_oidc(oidc, report)
-    session = _session(oidc.session or UserSession(), report)
+    session = build_session(oidc.session or UserSession(), report)
     if secret is None or not checked or session is None:
         return None
     callback, logout = flow_paths(oidc)
     override = oidc.discovery_override
     meta = auth_config.metadata
-    headers = oidc.headers
+    headers = oidc.headers or OidcHeaders()
     poll = oidc.discovery_poll_interval
     return ir_extauth.AuthConfig(
         config_id=config_id(meta.namespace, meta.name),
@@ -119,13 +116,9 @@ def build_auth_config(
             auth_endpoint_query_params=tuple(sorted(oidc.auth_endpoint_query_params.items())),
             token_endpoint_query_params=tuple(sorted(oidc.token_endpoint_query_params.items())),
             session=session,
-            id_token_header=headers.id_token_header.lower()
-            if headers and headers.id_token_header
-            else None,
-            access_token_header=headers.access_token_header.lower()
-            if headers and headers.access_token_header
-            else None,
-            bearer_in_authorization=bool(headers and headers.use_bearer_schema_for_authorization),
+            id_token_header=_lower(headers.id_token_header),
+            access_token_header=_lower(headers.access_token_header),
+            bearer_in_authorization=bool(headers.use_bearer_schema_for_authorization),
             logout_path=logout,
             after_logout_url=oidc.after_logout_url or oidc.app_url,
             fail_on_redirect=spec.fail_on_redirect,
@@ -225,97 +218,14 @@ def _check_names(oidc: OidcAuthorizationCode, report: ResourceReport) -> bool:
         ("idTokenHeader", headers.id_token_header if headers else None),
         ("accessTokenHeader", headers.access_token_header if headers else None),
     ):
-        if value is not None and not _TOKEN.match(value):
+        if value is not None and not TOKEN.match(value):
             report.error(f"{OIDC_FIELD}.headers.{name}", f"{value!r} is not a header name")
             ok = False
     return ok
 
 
-def _session(session: UserSession, report: ResourceReport) -> ir_extauth.Session | None:
-    field = f"{OIDC_FIELD}.session"
-    cookie = _cookie_options(session.cookie_options or CookieOptions(), report)
-    if session.store is not None and session.cookie is not None:
-        report.error(field, "set either store (Redis) or cookie, not both")
-        return None
-    if session.store is None:
-        prefix = session.cookie.key_prefix if session.cookie else None
-        if prefix and not _TOKEN.match(prefix):
-            report.error(f"{field}.cookie.keyPrefix", f"{prefix!r} cannot start a cookie name")
-            return None
-        if session.cookie is not None and session.cookie.target_domain:
-            report.warning(f"{field}.cookie.targetDomain", "ignored: set cookieOptions.domain")
-        if cookie is None:
-            return None
-        return ir_extauth.Session(
-            fail_on_fetch_failure=session.fail_on_fetch_failure,
-            allow_refreshing=bool(session.cookie and session.cookie.allow_refreshing),
-            cookie=cookie,
-            cookie_prefix=prefix or "",
-        )
-    store = _redis(session, report)
-    if store is None or cookie is None:
-        return None
-    allow = session.store.allow_refreshing
-    return ir_extauth.Session(
-        fail_on_fetch_failure=session.fail_on_fetch_failure,
-        allow_refreshing=True if allow is None else allow,
-        cookie=cookie,
-        store=store,
-    )
-
-
-def _redis(session: UserSession, report: ResourceReport) -> ir_extauth.RedisStore | None:
-    store = session.store
-    assert store is not None
-    field = f"{OIDC_FIELD}.session.store"
-    host, _, port = store.options.host.rpartition(":")
-    host = host.strip("[]")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        report.error(
-            f"{field}.options.host",
-            f"{store.options.host!r} is not host:port (for example redis.gw-system:6379)",
-        )
-        return None
-    if not _TOKEN.match(store.cookie_name):
-        report.error(f"{field}.cookieName", f"{store.cookie_name!r} is not a cookie name")
-        return None
-    for name, camel in (("target_domain", "targetDomain"), ("header_name", "headerName")):
-        if getattr(store, name):
-            report.warning(f"{field}.{camel}", "not supported by this gw build; ignored")
-    buffer = store.pre_expiry_buffer
-    return ir_extauth.RedisStore(
-        host=host,
-        port=int(port),
-        db=store.options.db,
-        tls=store.options.socket_type == "TLS",
-        pool_size=store.options.pool_size,
-        cookie_name=store.cookie_name,
-        key_prefix=store.key_prefix or "",
-        pre_expiry_buffer_ms=int(duration_ms(buffer)) if buffer else 2000,
-    )
-
-
-def _cookie_options(
-    options: CookieOptions, report: ResourceReport
-) -> ir_extauth.CookieOptions | None:
-    field = f"{OIDC_FIELD}.session.cookieOptions"
-    same_site = _SAME_SITE.get(options.same_site or "")
-    if same_site == "None" and options.not_secure:
-        report.error(
-            f"{field}.sameSite", "NoneMode needs a Secure cookie: browsers drop it with notSecure"
-        )
-        return None
-    if options.max_age is not None and options.max_age < 0:
-        report.error(f"{field}.maxAge", "must be 0 (no expiry) or more seconds")
-        return None
-    return ir_extauth.CookieOptions(
-        max_age=ir_extauth.DEFAULT_COOKIE_MAX_AGE if options.max_age is None else options.max_age,
-        secure=not options.not_secure,
-        http_only=options.http_only is not False,
-        path="/" if options.path is None else (options.path or None),
-        same_site=same_site,  # type: ignore[arg-type]
-        domain=options.domain or None,
-    )
+def _lower(header: str | None) -> str | None:
+    return header.lower() if header else None
 
 
 def _absolute_url(url: str, field: str, report: ResourceReport) -> bool:
