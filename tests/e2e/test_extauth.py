@@ -442,3 +442,18 @@ def test_unguarded_route_and_flow_routes(env: dict[str, Any]) -> None:
     assert client.get("/public/x").headers["x-echo-name"] == "app"
     response = client.get("/callback")
     assert response.status_code == 400 and "x-echo-name" not in response.headers
+
+
+def test_client_secret_is_served_but_never_shown(env: dict[str, Any]) -> None:
+    """The extauth server gets the client secret over xDS; the admin API, statuses and
+    logs show it redacted or not at all."""
+    gw: GwUp = env["gw"]
+    served = gw.admin("/snapshots/xds")["gw-system~extauth"]["authConfigs"]
+    assert {c["config_id"] for c in served} >= {"gw-system.redis-login", "gw-system.aud-a"}
+    assert {c["oidc"]["client_secret"] for c in served} == {"<redacted>"}
+    shown = [
+        httpx.get(gw.admin_url + path, timeout=5).text
+        for path in ("/snapshots/xds", "/snapshots/proxies", "/statuses")
+    ]
+    logs = [gw.process.output(), (gw.home / "logs" / "gw.log").read_text()]
+    assert not any(SECRET in text for text in shown + logs)

@@ -112,12 +112,15 @@ def login_callback(env: dict[str, Any], client: Agent) -> httpx.Response:
 
 
 def ext_authz_timeout(gw: GwUp) -> str | None:
-    dump = httpx.get(gw.proxy_admin_url + "/config_dump", timeout=5).text
-    marker = '"cluster_name": "extauth_gw-system"'
-    if marker not in dump:
-        return None
-    after = dump[dump.index(marker) :]
-    return after.split('"timeout": "', 1)[1].split('"', 1)[0]
+    """The `grpc_service.timeout` of the ext_authz filter Envoy runs."""
+    dump = httpx.get(gw.proxy_admin_url + "/config_dump", timeout=5).json()
+    for config in dump["configs"]:
+        for listener in config.get("dynamic_listeners", []):
+            for chain in listener["active_state"]["listener"]["filter_chains"]:
+                for http_filter in chain["filters"][0]["typed_config"]["http_filters"]:
+                    if http_filter["name"] == "envoy.filters.http.ext_authz":
+                        return str(http_filter["typed_config"]["grpc_service"]["timeout"])
+    return None
 
 
 def test_default_timeout_fails_the_login_and_1s_fixes_it(env: dict[str, Any]) -> None:

@@ -102,8 +102,9 @@ class GwUp:
             free_port(),
             free_port(),
         )
-        #: The extauth server's gRPC port (an Upstream for Settings extauthzServerRef).
-        self.extauth_port = extauth_port or free_port()
+        #: The extauth server's gRPC port (an Upstream for Settings extauthzServerRef); off
+        #: unless the test asks for it, so that other tests see only Envoy on xDS.
+        self.extauth_port = extauth_port
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.https_url = f"https://127.0.0.1:{self.https_port}"
         self.proxy_admin_url = f"http://127.0.0.1:{self.admin_port}"
@@ -126,7 +127,7 @@ class GwUp:
                 "--debug-port",
                 str(self.debug_port),
                 "--extauth-port",
-                str(self.extauth_port),
+                str(self.extauth_port or 0),
                 "--concurrency",
                 "1",
                 *extra,
