@@ -14,6 +14,7 @@ docs/extauth.md): nothing reaches the upstream without a verified identity.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -27,6 +28,7 @@ from gw.extauth.oidc import (
     InvalidIdToken,
     ProviderUnavailable,
     TokenRejected,
+    TokenResponse,
 )
 from gw.extauth.sessions import (
     CookieSessions,
@@ -51,8 +53,10 @@ class RelyingParty:
         self.sessions = sessions
         self.sealer = StateSealer(config.oidc.client_secret, config.config_id)
         self.used_states = UsedStates()
-        # Verified ID tokens of cookie sessions: token → (claims, valid until).
+        # Verified ID tokens of cookie sessions: token → its `exp`.
         self._verified: dict[str, float] = {}
+        # Refreshes in flight by refresh token: a page's parallel requests share one.
+        self._refreshing: dict[str, asyncio.Future[TokenResponse]] = {}
 
     async def check(self, request: Request) -> Decision:
         path = request.path.partition("?")[0]
@@ -120,7 +124,7 @@ class RelyingParty:
         if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
             return None
         try:
-            response = await self.provider.refresh(tokens.refresh_token)
+            response = await self._refresh_once(tokens.refresh_token)
             claims = None
             if response.id_token is not None:
                 claims = await self.provider.verify_id_token(response.id_token, nonce=None)
@@ -145,6 +149,16 @@ class RelyingParty:
             return fresh, await self.sessions.save(fresh, request.cookies)
         except StoreUnavailable:
             return None
+
+    async def _refresh_once(self, refresh_token: str) -> TokenResponse:
+        """One token-endpoint call per refresh token, however many requests need it (a
+        provider that rotates refresh tokens would refuse all but the first)."""
+        task = self._refreshing.get(refresh_token)
+        if task is None:
+            task = asyncio.ensure_future(self.provider.refresh(refresh_token))
+            self._refreshing[refresh_token] = task
+            task.add_done_callback(lambda _: self._refreshing.pop(refresh_token, None))
+        return await asyncio.shield(task)
 
     def _token_headers(self, tokens: Tokens) -> tuple[tuple[str, str], ...]:
         out = []

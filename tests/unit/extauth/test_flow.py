@@ -8,6 +8,7 @@ The real provider is driven in tests/e2e/test_extauth*.py.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from typing import Any
@@ -148,3 +149,19 @@ async def test_logout_clears_token_cookies(provider: tuple[Provider, httpx.Async
     assert dict(answer.headers)["location"] == "https://app.example.com/bye"
     assert sorted(c.split("=")[0] for c in answer.set_cookies) == ["access_token", "id_token"]
     assert all("Max-Age=0" in c for c in answer.set_cookies)
+
+
+async def test_parallel_requests_share_one_refresh(
+    provider: tuple[Provider, httpx.AsyncClient],
+) -> None:
+    """A page's assets all arrive with the same expired session: one refresh, not one each
+    (a provider rotating refresh tokens would refuse the second)."""
+    fake, http = provider
+    rp = party(http, config())
+    old = id_token(-3600, iat=int(time.time()) - 7200)
+    cookies = {"id_token": old, "access_token": "old", "refresh_token": "r1"}
+    answers = await asyncio.gather(
+        *(rp.check(Request(path=f"/asset/{i}", cookies=cookies)) for i in range(5))
+    )
+    assert all(isinstance(a, Allow) for a in answers)
+    assert len(fake.token_requests) == 1
