@@ -191,6 +191,11 @@ class ControlPlane:
         self.result = result
         with trace.span("publish"):
             self.cache.set(result.proxy.role, result.xds.resources)
+            extauth_role = result.proxy.extauth_role
+            # Served once there are AuthConfigs (and from then on, so deletions reach the
+            # servers); an install without external auth has no extauth role at all.
+            if _has_resources(result.extauth.resources) or self.cache.get(extauth_role):
+                self.cache.set(extauth_role, result.extauth.resources)
             changed = self.store.statuses.write(result.statuses)
             if changed and self.on_status is not None:
                 self.on_status(changed, snapshot)
@@ -227,3 +232,7 @@ class ControlPlane:
                 observer(trace)
             except Exception:  # an observer (metrics) must not break the loop
                 log.exception("trace observer failed")
+
+
+def _has_resources(resources: Mapping[str, Mapping[str, object]]) -> bool:
+    return any(resources.values())

@@ -55,6 +55,7 @@ class UpOptions:
     debug_port: int = 9091
     dev_port: int = 10010
     echo_port: int | None = None
+    extauth_port: int | None = 8083
     log_level: str = "info"
     envoy_log_level: str = "info"
     concurrency: int | None = None
@@ -134,6 +135,8 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         server_version=options.server_version,
         components=lambda: [control_plane_component(), proxy_component(envoy, options)],
     )
+    if options.extauth_port is not None:
+        await _start_extauth(options, translate_options.namespace, servers)
     tasks = list(servers.tasks)
     tasks.append(asyncio.create_task(envoy.run(), name="envoy"))
     stops = list(servers.stops)
@@ -148,11 +151,10 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     url = f"http://{_host(options.bind)}:{options.http_port}"
     print(f"gw {__version__} is up: proxy at {url}", file=out, flush=True)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
-    print(
-        f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/",
-        file=out,
-        flush=True,
-    )
+    print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
+    if options.extauth_port is not None:
+        print(f"  extauth server at {_host(options.bind)}:{options.extauth_port}", file=out)
+    out.flush()
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -175,6 +177,22 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     failed.cancel()
     with contextlib.suppress(FileNotFoundError):
         state.unlink()
+
+
+async def _start_extauth(options: UpOptions, namespace: str, servers: ControlPlaneServers) -> None:
+    """The extauth server, in this process, configured over xDS like everywhere else."""
+    from gw.extauth.server import ExtauthOptions, start_extauth
+
+    extauth = await start_extauth(
+        ExtauthOptions(
+            bind=options.bind,
+            port=options.extauth_port or 8083,
+            xds_address=_join(options.bind, options.xds_port),
+            role=f"{namespace}~extauth",
+        )
+    )
+    servers.tasks.append(extauth.task)
+    servers.stops.append(extauth.stop)
 
 
 class StatusPrinter:
@@ -264,6 +282,11 @@ def _write_state(options: UpOptions) -> Path:
         "adminUrl": f"http://{host}:{options.debug_port}",
         "xdsAddress": f"{host}:{options.xds_port}",
         "devAdminUrl": f"http://{host}:{options.dev_port}",
+        **(
+            {"extauthAddress": f"{host}:{options.extauth_port}"}
+            if options.extauth_port is not None
+            else {}
+        ),
         "logs": {
             "gateway-proxy": str(options.home / "logs" / "gateway-proxy.log"),
             "gw": str(options.home / "logs" / "gw.log"),

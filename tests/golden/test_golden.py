@@ -58,12 +58,16 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
             "kept": sorted(str(key) for key in discovery.kept),
             "stale": sorted(str(key) for key in discovery.stale),
         }
-    return out | {
+    out |= {
         "statuses": statuses,
         "inputErrors": [str(e) for e in snapshot.errors if e.key is None],
         "proxy": proxy_to_data(result.proxy),
         "xds": xds_to_data(result.xds),
     }
+    extauth = xds_to_data(result.extauth)
+    if extauth:  # what the extauth servers are served (cases without AuthConfigs omit it)
+        out["extauth"] = extauth
+    return out
 
 
 class _Dumper(yaml.SafeDumper):

@@ -90,7 +90,9 @@ class GwUp:
     """`gw up FOLDER` with every port free and loopback-only; ready when Envoy is live and
     the control plane has translated the folder once."""
 
-    def __init__(self, folder: Path, home: Path, *extra: str) -> None:
+    def __init__(
+        self, folder: Path, home: Path, *extra: str, extauth_port: int | None = None
+    ) -> None:
         self.folder = folder
         self.home = home
         self.http_port, self.https_port, self.xds_port, self.admin_port, self.debug_port = (
@@ -100,6 +102,9 @@ class GwUp:
             free_port(),
             free_port(),
         )
+        #: The extauth server's gRPC port (an Upstream for Settings extauthzServerRef); off
+        #: unless the test asks for it, so that other tests see only Envoy on xDS.
+        self.extauth_port = extauth_port
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.https_url = f"https://127.0.0.1:{self.https_port}"
         self.proxy_admin_url = f"http://127.0.0.1:{self.admin_port}"
@@ -121,6 +126,8 @@ class GwUp:
                 str(self.admin_port),
                 "--debug-port",
                 str(self.debug_port),
+                "--extauth-port",
+                str(self.extauth_port or 0),
                 "--concurrency",
                 "1",
                 *extra,

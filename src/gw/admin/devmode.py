@@ -54,6 +54,8 @@ def build_dev_app(controlplane: ControlPlane) -> Starlette:
     async def xds_of(request: Request) -> Response:
         key = request.path_params["key"]
         result = controlplane.result
+        if result is not None and key == result.proxy.extauth_role:
+            return _pretty(xds_to_data(result.extauth))
         if result is None or result.proxy.role != key:
             return _pretty({"error": f"no xDS snapshot for key {key!r}"}, status_code=404)
         return _pretty(xds_to_data(result.xds))

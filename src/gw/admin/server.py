@@ -82,7 +82,13 @@ def build_app(
 
     async def snapshot_xds(_: Request) -> JSONResponse:
         result = controlplane.result
-        return ok({result.proxy.role: xds_to_data(result.xds)} if result else {})
+        if result is None:
+            return ok({})
+        served = {result.proxy.role: xds_to_data(result.xds)}
+        extauth = xds_to_data(result.extauth)
+        if extauth:  # the extauth servers' AuthConfigs (client secrets redacted)
+            served[result.proxy.extauth_role] = extauth
+        return ok(served)
 
     async def proxies(_: Request) -> JSONResponse:
         return ok(proxies_data(controlplane, ads))

@@ -15,6 +15,7 @@ from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
+from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.gateway import Contribution, build_proxy
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.options import Options
@@ -47,6 +48,8 @@ class Result:
     references: tuple[Edge, ...] = ()
     #: Pass to the next `translate()` to skip rebuilding what did not change.
     cache: TranslationCache = field(default_factory=TranslationCache)
+    #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
+    extauth: Xds = field(default_factory=lambda: Xds({}))
 
 
 def translate(
@@ -71,6 +74,7 @@ def translate(
         accepted=accepted,
         references=references,
         cache=TranslationCache(hosts=hosts, protos=protos),
+        extauth=Xds(build_extauth_resources(proxy)),
     )
 
 

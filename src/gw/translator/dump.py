@@ -20,6 +20,8 @@ _SECRET_FIELDS = frozenset({"private_key", "client_secret", "password", "hmac_se
 
 def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
     data: dict[str, Any] = redact(_drop_empty(dataclasses.asdict(proxy)))
+    if not data.get("auth_configs"):
+        data.pop("auth_configs", None)  # most proxies have none: keep their dumps short
     return data
 
 
@@ -46,6 +48,7 @@ def short_type(type_url: str) -> str:
         "Cluster": "clusters",
         "ClusterLoadAssignment": "endpoints",
         "Secret": "secrets",
+        "Struct": "authConfigs",
     }.get(type_url.rsplit(".", 1)[-1], type_url.rsplit("/", 1)[-1])
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gw.translator.ir_extauth import AuthConfig
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceRef:
@@ -186,6 +188,14 @@ class HeaderManipulation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ExtAuth:
+    """External auth on a virtual host or route: the AuthConfig the extauth server checks
+    requests against (`config_id`, `<namespace>.<name>`), or None to switch it off here."""
+
+    config_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Route:
     name: str
     match: RouteMatch
@@ -197,6 +207,8 @@ class Route:
     jwt_disabled: bool = False
     #: Replaces the virtual host's RBAC on this route (None: inherit it).
     rbac: Rbac | None = None
+    #: None: as the virtual host says.
+    extauth: ExtAuth | None = None
 
 
 # --- JWT verification ---------------------------------------------------------------------
@@ -326,6 +338,16 @@ class TlsTermination:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ExtAuthServer:
+    """Settings `extauth`: the gRPC cluster of the extauth server and how Envoy calls it."""
+
+    cluster: str
+    timeout_ms: int = 200
+    failure_mode_allow: bool = False
+    status_on_error: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VirtualHost:
     """One VirtualService on one listener. `name` is Envoy-safe: `<namespace>_<name>`.
 
@@ -340,6 +362,17 @@ class VirtualHost:
     tls: TlsTermination | None = None
     jwt: JwtVerification | None = None
     rbac: Rbac | None = None
+    extauth: ExtAuth | None = None
+    #: Set (from Settings) when the host or one of its routes uses extauth.
+    extauth_server: ExtAuthServer | None = None
+
+    @property
+    def uses_extauth(self) -> bool:
+        """True when some request on this host may be sent to the extauth server."""
+        return any(
+            e is not None and e.config_id is not None
+            for e in (self.extauth, *(r.extauth for r in self.routes))
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -430,8 +463,15 @@ class Proxy:
     listeners: tuple[Listener, ...] = ()
     clusters: tuple[Cluster, ...] = ()
     secrets: tuple[TlsSecret, ...] = ()
+    #: Served to the extauth server (role `extauth_role`), not to Envoy.
+    auth_configs: tuple[AuthConfig, ...] = ()
 
     @property
     def role(self) -> str:
         """The xDS snapshot key; Envoy announces it in its node metadata."""
         return f"{self.namespace}~{self.name}"
+
+    @property
+    def extauth_role(self) -> str:
+        """The xDS snapshot key of the extauth servers."""
+        return f"{self.namespace}~extauth"

@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform
+from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.rbac import RbacFilter
@@ -65,6 +66,7 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     JwtFilter(),
     RbacFilter(),
+    ExtAuthz(),
     *transform.REGULAR,
     Router(),
 )

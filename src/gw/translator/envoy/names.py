@@ -10,6 +10,8 @@ ROUTE = _TYPE + "envoy.config.route.v3.RouteConfiguration"
 CLUSTER = _TYPE + "envoy.config.cluster.v3.Cluster"
 ENDPOINT = _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment"
 SECRET = _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret"
+#: Resolved AuthConfigs, served to the extauth servers (not to Envoy) as Structs.
+AUTH_CONFIG = _TYPE + "google.protobuf.Struct"
 
 #: The order Envoy asks for them (CDS, EDS, LDS, RDS, SDS); xDS dumps follow it.
 TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
@@ -22,6 +24,10 @@ TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
 JWT_AUTHN = "envoy.filters.http.jwt_authn"
 RBAC = "envoy.filters.http.rbac"
+EXT_AUTHZ = "envoy.filters.http.ext_authz"
+#: The cluster ext_authz calls when Settings name no server: it does not exist, so every
+#: check fails and Envoy denies (fail closed) instead of refusing the configuration.
+EXTAUTH_SERVER_MISSING = "extauth-server-not-configured"
 
 
 def transform_filter(stage: str, step: str) -> str:

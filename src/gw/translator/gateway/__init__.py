@@ -10,14 +10,17 @@ last, EDS clusters get the endpoints the snapshot holds now.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
-from gw.translator import ir
+from gw.translator import ir, ir_extauth
+from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import attach_endpoints
+from gw.translator.gateway.extauth import build_extauth_server, check_extauth_server
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.tls import sni_claims
@@ -48,17 +51,20 @@ def build_proxy(
     settings = _check_settings(snapshot, options, reports)
     require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
+    extauth_server, settings_key = build_extauth_server(snapshot, options, refs, reports)
     contributions.update(build_upstreams(snapshot, refs, reports, options))
+    contributions.update(build_auth_configs(snapshot, refs, reports))
     hosts, cache = build_virtual_services(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
     contributions.update(hosts)
+    check_extauth_server(snapshot, extauth_server, settings_key, refs, reports)
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
-    proxy = attach_endpoints(_assemble(accepted, fresh, options), snapshot, reports)
+    proxy = attach_endpoints(_assemble(accepted, fresh, options, extauth_server), snapshot, reports)
     return proxy, accepted, tuple(refs.edges), cache
 
 
@@ -164,7 +170,10 @@ def _first_clash(
 
 
 def _assemble(
-    accepted: Mapping[ResourceKey, Contribution], fresh: set[ResourceKey], options: Options
+    accepted: Mapping[ResourceKey, Contribution],
+    fresh: set[ResourceKey],
+    options: Options,
+    extauth_server: ir.ExtAuthServer | None,
 ) -> ir.Proxy:
     """The Proxy from the chosen contributions. A secret used both by a fresh contribution
     and by a rejected resource's last accepted one is served as it is now (the fresh ones
@@ -172,13 +181,21 @@ def _assemble(
     by_role: dict[ListenerRole, list[ir.VirtualHost]] = {"http": [], "https": []}
     clusters: dict[str, ir.Cluster] = {}
     secrets: dict[str, ir.TlsSecret] = {}
+    auth_configs: list[ir_extauth.AuthConfig] = []
     for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
         for role, vhost in contribution.virtual_hosts:
+            if vhost.uses_extauth:
+                vhost = dataclasses.replace(vhost, extauth_server=extauth_server)
             by_role[role].append(vhost)
         for cluster in contribution.clusters:
             clusters.setdefault(cluster.name, cluster)
         for secret in contribution.secrets:
             secrets.setdefault(secret.name, secret)
+        auth_configs.extend(contribution.auth_configs)
+    if extauth_server is not None and extauth_server.cluster in clusters:
+        # The extauth server speaks gRPC: its cluster is HTTP/2 whatever the Upstream says.
+        server_cluster = clusters[extauth_server.cluster]
+        clusters[server_cluster.name] = dataclasses.replace(server_cluster, http2=True)
     addr = options.bind_address
     listeners = [
         ir.Listener(
@@ -203,4 +220,5 @@ def _assemble(
         listeners=tuple(listeners),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
         secrets=tuple(secrets[name] for name in sorted(secrets)),
+        auth_configs=tuple(sorted(auth_configs, key=lambda a: a.config_id)),
     )

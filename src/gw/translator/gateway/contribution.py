@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gw.translator import ir
+from gw.translator import ir, ir_extauth
 
 ListenerRole = Literal["http", "https"]
 
@@ -20,3 +20,4 @@ class Contribution:
     virtual_hosts: tuple[tuple[ListenerRole, ir.VirtualHost], ...] = ()
     clusters: tuple[ir.Cluster, ...] = ()
     secrets: tuple[ir.TlsSecret, ...] = ()
+    auth_configs: tuple[ir_extauth.AuthConfig, ...] = ()

@@ -13,6 +13,7 @@ from gw import api
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.rbac import build_rbac
@@ -55,6 +56,7 @@ class RouteBuilder:
         #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
         self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
+        self.extauth = ExtAuthResolver(refs, vs.key, report)
 
     def add(self, index: int, route: Route) -> None:
         field = f"spec.virtualHost.routes[{index}]"
@@ -67,6 +69,9 @@ class RouteBuilder:
             options.header_manipulation, f"{field}.options.headerManipulation", self.report
         )
         jwt_disabled, rbac = self._security(options, f"{field}.options")
+        extauth = None
+        if options.extauth is not None:
+            extauth = self.extauth.resolve(options.extauth, f"{field}.options.extauth")
         matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")
@@ -82,6 +87,7 @@ class RouteBuilder:
                     headers=headers,
                     jwt_disabled=jwt_disabled,
                     rbac=rbac,
+                    extauth=extauth,
                 )
             )
 
@@ -167,7 +173,6 @@ class RouteBuilder:
                 "a route needs exactly one of routeAction, redirectAction or directResponseAction",
             )
             return None
-        self._unsupported_options(route.options, f"{field}.options")
         if route.direct_response_action is not None:
             d = route.direct_response_action
             return ir.DirectResponse(status=d.status, body=d.body)
@@ -259,14 +264,3 @@ class RouteBuilder:
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
         return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
-
-    def _unsupported_options(self, options: RouteOptions | None, field: str) -> None:
-        """Options whose feature this build lacks: refuse them rather than serve the route
-        without them (fail closed)."""
-        if options is None:
-            return
-        for name, feature in (("extauth", "extauth"),):
-            if getattr(options, name) is not None:
-                self.report.error(
-                    f"{field}.{feature}", f"{feature} is not supported by this gw build yet"
-                )

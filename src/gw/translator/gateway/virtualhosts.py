@@ -148,9 +148,11 @@ def build_virtual_host(
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
     options = vhost.options or _NO_OPTIONS
-    _unsupported_options(options, report)
     jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
     routes = RouteBuilder(vs, name, refs, report, jwt_providers=providers)
+    extauth = None
+    if options.extauth is not None:
+        extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
     if not vhost.routes:
@@ -162,7 +164,7 @@ def build_virtual_host(
         name=name,
         source=source,
         domains=domains,
-        routes=tuple(routes.routes),
+        routes=(*routes.extauth.flow_routes(name), *routes.routes),
         transformations=build_staged_transformations(
             options.staged_transformations, f"{_OPTIONS}.stagedTransformations", report
         ),
@@ -171,6 +173,7 @@ def build_virtual_host(
         ),
         jwt=jwt,
         rbac=rbac,
+        extauth=extauth,
     )
 
 
@@ -242,15 +245,4 @@ def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Repo
                 "spec.virtualHost.domains",
                 f"domain conflict: the [{domain}] domain is present in other virtual services "
                 f"that belong to the same Gateway as this one: [{others}]",
-            )
-
-
-def _unsupported_options(options: VirtualHostOptions, report: ResourceReport) -> None:
-    """Options whose feature this build lacks are refused (fail closed): serving the host
-    without its auth check would open it."""
-    for name, feature in (("extauth", "extauth"),):
-        if getattr(options, name) is not None:
-            report.error(
-                f"spec.virtualHost.options.{feature}",
-                f"{feature} is not supported by this gw build yet",
             )

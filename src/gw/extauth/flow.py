@@ -1,0 +1,295 @@
+"""The OIDC authorization-code flow for one AuthConfig: what to answer Envoy for a request.
+
+- `callbackPath`: finish a login (check the state cookie, exchange the code with PKCE and the
+  client secret, verify the ID token and its nonce, store the session) and send the browser
+  back where it started.
+- `logoutPath`: end the session (delete it from the store, clear the cookies) and send the
+  browser to `afterLogoutUrl`.
+- any other path: with a valid session, let the request through with the token headers;
+  without one, start a login (302 to the provider; 401 with `failOnRedirect`).
+
+Every failure is a `Deny` with a plain-text body saying what went wrong (see
+docs/extauth.md): nothing reaches the upstream without a verified identity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from gw.extauth.cookies import clear_cookie, set_cookie
+from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, text
+from gw.extauth.oidc import (
+    IdentityProvider,
+    IdTokenExpired,
+    InvalidIdToken,
+    ProviderUnavailable,
+    TokenRejected,
+    TokenResponse,
+)
+from gw.extauth.sessions import (
+    CookieSessions,
+    RedisSessions,
+    SessionStore,
+    StoreUnavailable,
+    Tokens,
+)
+from gw.extauth.state import LIFETIME, LoginState, StateSealer, UsedStates, state_cookie_name
+from gw.translator.ir_extauth import AuthConfig
+
+log = logging.getLogger(__name__)
+
+
+class RelyingParty:
+    def __init__(
+        self, config: AuthConfig, provider: IdentityProvider, sessions: SessionStore
+    ) -> None:
+        self.config = config
+        self.oidc = config.oidc
+        self.provider = provider
+        self.sessions = sessions
+        self.sealer = StateSealer(config.oidc.client_secret, config.config_id)
+        self.used_states = UsedStates()
+        # Verified ID tokens of cookie sessions: token → its `exp`.
+        self._verified: dict[str, float] = {}
+        # Refreshes in flight by refresh token: a page's parallel requests share one.
+        self._refreshing: dict[str, asyncio.Future[TokenResponse]] = {}
+
+    async def check(self, request: Request) -> Decision:
+        path = request.path.partition("?")[0]
+        if path == self.oidc.callback_path:
+            return await self.callback(request)
+        if self.oidc.logout_path and path == self.oidc.logout_path:
+            return await self.logout(request)
+        return await self.guard(request)
+
+    # --- every other request -----------------------------------------------------------
+
+    async def guard(self, request: Request) -> Decision:
+        try:
+            tokens = await self.sessions.load(request.cookies)
+        except StoreUnavailable as exc:
+            log.warning("extauth %s: session store unavailable: %s", self.config.config_id, exc)
+            if self.oidc.session.fail_on_fetch_failure:
+                return text(503, "session store unavailable")
+            tokens = None
+        if tokens is not None:
+            allowed = await self._session_allows(tokens, request)
+            if allowed is not None:
+                return allowed
+        return await self.login(request)
+
+    async def _session_allows(self, tokens: Tokens, request: Request) -> Allow | None:
+        """Allow for a live session (refreshing it if it may), None to log in again."""
+        set_cookies: list[str] = []
+        if isinstance(self.sessions, CookieSessions):
+            verified = await self._verified_cookie_tokens(tokens)
+            if verified is None:
+                return None
+            tokens = verified
+        now = time.time()
+        buffer = (
+            self.oidc.session.store.pre_expiry_buffer_ms / 1000 if self.oidc.session.store else 0
+        )
+        if tokens.expires_at - buffer <= now:
+            refreshed = await self._refresh(tokens, request)
+            if refreshed is None:
+                return None
+            tokens, set_cookies = refreshed
+        return Allow(headers=self._token_headers(tokens), set_cookies=tuple(set_cookies))
+
+    async def _verified_cookie_tokens(self, tokens: Tokens) -> Tokens | None:
+        """Cookie sessions carry their own ID token: it must verify (cached by token)."""
+        expires_at = self._verified.get(tokens.id_token)
+        if expires_at is None:
+            try:
+                claims = await self.provider.verify_id_token(tokens.id_token, nonce=None)
+            except IdTokenExpired:
+                return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, 0.0)
+            except InvalidIdToken as exc:
+                log.info("extauth %s: session cookie refused: %s", self.config.config_id, exc)
+                return None
+            except ProviderUnavailable:
+                return None
+            expires_at = float(claims["exp"])
+            if len(self._verified) > 50_000:
+                self._verified.clear()
+            self._verified[tokens.id_token] = expires_at
+        return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, expires_at)
+
+    async def _refresh(self, tokens: Tokens, request: Request) -> tuple[Tokens, list[str]] | None:
+        if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
+            return None
+        try:
+            response = await self._refresh_once(tokens.refresh_token)
+            claims = None
+            if response.id_token is not None:
+                claims = await self.provider.verify_id_token(response.id_token, nonce=None)
+        except (TokenRejected, InvalidIdToken, ProviderUnavailable) as exc:
+            log.info("extauth %s: refresh failed: %s", self.config.config_id, exc)
+            return None
+        expires_at = (
+            float(claims["exp"])
+            if claims is not None
+            else time.time() + (response.expires_in or 300)
+        )
+        fresh = Tokens(
+            id_token=response.id_token or tokens.id_token,
+            access_token=response.access_token,
+            refresh_token=response.refresh_token or tokens.refresh_token,
+            expires_at=expires_at,
+        )
+        try:
+            if isinstance(self.sessions, RedisSessions):
+                await self.sessions.update(request.cookies, fresh)
+                return fresh, []
+            return fresh, await self.sessions.save(fresh, request.cookies)
+        except StoreUnavailable:
+            return None
+
+    async def _refresh_once(self, refresh_token: str) -> TokenResponse:
+        """One token-endpoint call per refresh token, however many requests need it (a
+        provider that rotates refresh tokens would refuse all but the first)."""
+        task = self._refreshing.get(refresh_token)
+        if task is None:
+            task = asyncio.ensure_future(self.provider.refresh(refresh_token))
+            self._refreshing[refresh_token] = task
+            task.add_done_callback(lambda _: self._refreshing.pop(refresh_token, None))
+        return await asyncio.shield(task)
+
+    def _token_headers(self, tokens: Tokens) -> tuple[tuple[str, str], ...]:
+        out = []
+        if self.oidc.id_token_header:
+            value = tokens.id_token
+            if self.oidc.bearer_in_authorization and self.oidc.id_token_header == "authorization":
+                value = "Bearer " + value
+            out.append((self.oidc.id_token_header, value))
+        if self.oidc.access_token_header and tokens.access_token:
+            out.append((self.oidc.access_token_header, tokens.access_token))
+        return tuple(out)
+
+    # --- starting a login ----------------------------------------------------------------
+
+    async def login(self, request: Request) -> Deny:
+        if self.config.oidc.fail_on_redirect:
+            return text(401, "login required")
+        try:
+            endpoint = await self.provider.authorization_endpoint()
+        except ProviderUnavailable as exc:
+            return self._provider_down(exc)
+        login = LoginState.start(self._return_to(request))
+        query = {
+            "response_type": "code",
+            "client_id": self.oidc.client_id,
+            "redirect_uri": self.oidc.redirect_uri,
+            "scope": " ".join(self.oidc.scopes),
+            "state": login.state,
+            "nonce": login.nonce,
+            "code_challenge": login.code_challenge,
+            "code_challenge_method": "S256",
+            **dict(self.oidc.auth_endpoint_query_params),
+        }
+        separator = "&" if "?" in endpoint else "?"
+        cookie = set_cookie(
+            state_cookie_name(login.state),
+            self.sealer.seal(login),
+            self.oidc.session.cookie,
+            max_age=LIFETIME,
+            path=self.oidc.callback_path,
+            same_site="Lax",  # it must come back on the provider's cross-site redirect
+        )
+        location = endpoint + separator + urlencode(query)
+        return Deny(302, headers=(("location", location), NO_STORE), set_cookies=(cookie,))
+
+    def _return_to(self, request: Request) -> str:
+        """Where to go after the login: the path asked for, on the app's origin (cookies
+        are set there; another host of the same virtual service would not see them)."""
+        app = urlsplit(self.oidc.app_url)
+        return f"{app.scheme}://{app.netloc}{request.path}"
+
+    # --- the callback ----------------------------------------------------------------------
+
+    async def callback(self, request: Request) -> Deny:
+        query = dict(parse_qsl(urlsplit(request.path).query))
+        state = query.get("state", "")
+        cookie_name = state_cookie_name(state)
+        clear = (clear_cookie(cookie_name, self.oidc.session.cookie, path=self.oidc.callback_path),)
+        if "error" in query:
+            reason = query["error"] + (
+                f": {query['error_description']}" if "error_description" in query else ""
+            )
+            return text(401, f"login failed: the identity provider answered {reason}", clear)
+        login = self.sealer.open(request.cookies.get(cookie_name, ""), state) if state else None
+        if login is None or "code" not in query:
+            return text(
+                400,
+                "login failed: this callback does not belong to a login started in this "
+                "browser (unknown, expired or forged state); start again",
+                clear,
+            )
+        if not self.used_states.claim(login):
+            return text(
+                400, "login failed: this login was already completed (replayed state)", clear
+            )
+        try:
+            response = await self.provider.exchange_code(query["code"], login.verifier)
+            if response.id_token is None:
+                raise InvalidIdToken("the token endpoint returned no id_token")
+            claims = await self.provider.verify_id_token(response.id_token, nonce=login.nonce)
+        except TokenRejected as exc:
+            return text(
+                401, f"login failed: the identity provider refused the code ({exc.error})", clear
+            )
+        except InvalidIdToken as exc:
+            log.warning("extauth %s: ID token refused: %s", self.config.config_id, exc)
+            return text(401, f"login failed: the ID token is not valid: {exc}", clear)
+        except ProviderUnavailable as exc:
+            return self._provider_down(exc, clear)
+        tokens = Tokens(
+            id_token=response.id_token,
+            access_token=response.access_token,
+            refresh_token=response.refresh_token,
+            expires_at=float(claims["exp"]),
+        )
+        try:
+            cookies = await self.sessions.save(tokens, request.cookies)
+        except StoreUnavailable as exc:
+            log.warning("extauth %s: cannot store session: %s", self.config.config_id, exc)
+            return text(503, "session store unavailable", clear)
+        log.info("extauth %s: %s logged in", self.config.config_id, _subject(claims))
+        return Deny(
+            302,
+            headers=(("location", login.return_to), NO_STORE),
+            set_cookies=(*clear, *cookies),
+        )
+
+    # --- logout -----------------------------------------------------------------------------
+
+    async def logout(self, request: Request) -> Deny:
+        try:
+            cleared = await self.sessions.delete(request.cookies)
+        except StoreUnavailable as exc:
+            log.warning("extauth %s: cannot delete session: %s", self.config.config_id, exc)
+            cookie = self.oidc.session.store.cookie_name if self.oidc.session.store else ""
+            return text(
+                503,
+                "session store unavailable: this browser is logged out, the stored session "
+                "expires on its own",
+                (clear_cookie(cookie, self.oidc.session.cookie),) if cookie else (),
+            )
+        return Deny(
+            302,
+            headers=(("location", self.oidc.after_logout_url), NO_STORE),
+            set_cookies=tuple(cleared),
+        )
+
+    def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
+        log.warning("extauth %s: identity provider unavailable: %s", self.config.config_id, exc)
+        return text(503, "identity provider unavailable", set_cookies, retry=True)
+
+
+def _subject(claims: dict[str, Any]) -> str:
+    return str(claims.get("email") or claims.get("sub"))

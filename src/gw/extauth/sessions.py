@@ -1,0 +1,195 @@
+"""Where a logged-in browser's tokens live: in its cookies, or in Redis behind a handle.
+
+- `CookieSessions` (no `session.store`): the cookies `id_token` and `access_token` (and
+  `refresh_token` when refreshing is allowed), prefixed `<keyPrefix>_` when set. Nothing is
+  kept server-side, so the ID token is verified on every request (cached in memory).
+- `RedisSessions` (`session.store`): the cookie `cookieName` holds only a random session
+  id (256 bits); the tokens are a JSON value at `<keyPrefix><id>` that expires with them
+  (with refreshing, after the cookie's `maxAge`). A token with many claims never meets the
+  browser's cookie size limit (about 4 KB). Entries read from Redis are kept in memory for
+  `LOCAL_CACHE_SECONDS`, so a busy session costs one Redis read per that period; a logout
+  through this server evicts at once (through another replica, within that period).
+
+Redis errors raise `StoreUnavailable`: the flow decides what that means
+(`failOnFetchFailure`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from gw.extauth.cookies import clear_cookie, set_cookie
+from gw.translator.ir_extauth import DEFAULT_COOKIE_MAX_AGE, RedisStore, Session
+
+log = logging.getLogger(__name__)
+
+LOCAL_CACHE_SECONDS = 2.0
+LOCAL_CACHE_SIZE = 50_000
+REDIS_TIMEOUT = 1.0  # seconds, connect and each command
+
+
+class StoreUnavailable(Exception):
+    """The session store could not be read or written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    id_token: str
+    access_token: str
+    refresh_token: str | None
+    #: Unix time the session needs refreshing (the ID token's `exp`).
+    expires_at: float
+
+
+class SessionStore(Protocol):
+    async def load(self, cookies: Mapping[str, str]) -> Tokens | None: ...
+
+    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+        """Store `tokens` as this browser's session; returns the `set-cookie` values."""
+        ...
+
+    async def delete(self, cookies: Mapping[str, str]) -> list[str]:
+        """End this browser's session; returns the `set-cookie` values that clear it."""
+        ...
+
+
+class CookieSessions:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        prefix = f"{session.cookie_prefix}_" if session.cookie_prefix else ""
+        self.names = (prefix + "id_token", prefix + "access_token", prefix + "refresh_token")
+
+    async def load(self, cookies: Mapping[str, str]) -> Tokens | None:
+        id_token, access_token, refresh_token = (cookies.get(n) for n in self.names)
+        if not id_token:
+            return None
+        return Tokens(id_token, access_token or "", refresh_token or None, expires_at=0.0)
+
+    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+        options = self.session.cookie
+        out = [
+            set_cookie(self.names[0], tokens.id_token, options),
+            set_cookie(self.names[1], tokens.access_token, options),
+        ]
+        if self.session.allow_refreshing and tokens.refresh_token:
+            out.append(set_cookie(self.names[2], tokens.refresh_token, options))
+        return out
+
+    async def delete(self, cookies: Mapping[str, str]) -> list[str]:
+        return [clear_cookie(n, self.session.cookie) for n in self.names if n in cookies]
+
+
+class RedisSessions:
+    def __init__(self, session: Session, client: aioredis.Redis) -> None:
+        assert session.store is not None
+        self.session = session
+        self.store: RedisStore = session.store
+        self.client = client
+        self._cache: OrderedDict[str, tuple[Tokens | None, float]] = OrderedDict()
+
+    async def load(self, cookies: Mapping[str, str]) -> Tokens | None:
+        sid = cookies.get(self.store.cookie_name)
+        if not sid or len(sid) > 128:
+            return None
+        now = time.monotonic()
+        cached = self._cache.get(sid)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            raw = await self.client.get(self.store.key_prefix + sid)
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from None
+        tokens = _decode(raw if isinstance(raw, str) or raw is None else raw.decode())
+        self._remember(sid, tokens, now)
+        return tokens
+
+    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+        """A new session id for every login (never reuse the one the browser sent)."""
+        sid = secrets.token_urlsafe(32)
+        await self._write(sid, tokens)
+        return [set_cookie(self.store.cookie_name, sid, self.session.cookie)]
+
+    async def update(self, cookies: Mapping[str, str], tokens: Tokens) -> None:
+        """Replace the tokens of the current session (after a refresh)."""
+        sid = cookies.get(self.store.cookie_name)
+        if sid:
+            await self._write(sid, tokens)
+
+    async def delete(self, cookies: Mapping[str, str]) -> list[str]:
+        sid = cookies.get(self.store.cookie_name)
+        if not sid:
+            return []
+        self._cache.pop(sid, None)
+        cleared = [clear_cookie(self.store.cookie_name, self.session.cookie)]
+        try:
+            await self.client.delete(self.store.key_prefix + sid)
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from None
+        return cleared
+
+    async def _write(self, sid: str, tokens: Tokens) -> None:
+        value = json.dumps(asdict(tokens), separators=(",", ":"))
+        try:
+            await self.client.set(self.store.key_prefix + sid, value, ex=self._ttl(tokens))
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from None
+        self._remember(sid, tokens, time.monotonic())
+
+    def _ttl(self, tokens: Tokens) -> int:
+        """Seconds the entry lives: as long as the tokens, or, when they can be refreshed,
+        as long as the cookie (a session cookie: the default 30 days)."""
+        if self.session.allow_refreshing and tokens.refresh_token:
+            return self.session.cookie.max_age or DEFAULT_COOKIE_MAX_AGE
+        return max(1, int(tokens.expires_at - time.time()))
+
+    def _remember(self, sid: str, tokens: Tokens | None, now: float) -> None:
+        self._cache[sid] = (tokens, now + LOCAL_CACHE_SECONDS)
+        self._cache.move_to_end(sid)
+        while len(self._cache) > LOCAL_CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+
+def redis_client(store: RedisStore) -> aioredis.Redis:
+    """A pooled client that fails fast: no retries, short timeouts (a down Redis must be a
+    clear answer within Envoy's `requestTimeout`, not a hang)."""
+    return aioredis.Redis(
+        host=store.host,
+        port=store.port,
+        db=store.db,
+        ssl=store.tls,
+        max_connections=store.pool_size or 64,
+        socket_connect_timeout=REDIS_TIMEOUT,
+        socket_timeout=REDIS_TIMEOUT,
+        retry=Retry(NoBackoff(), 0),
+        decode_responses=True,
+    )
+
+
+def _decode(raw: str | None) -> Tokens | None:
+    """The tokens of a stored session; an entry that cannot be read counts as none (a new
+    login replaces it)."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        return Tokens(
+            id_token=str(data["id_token"]),
+            access_token=str(data["access_token"]),
+            refresh_token=data.get("refresh_token") or None,
+            expires_at=float(data["expires_at"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        log.warning("extauth: a stored session cannot be read; starting a new login")
+        return None

@@ -1,0 +1,93 @@
+"""The resolved AuthConfig: what the extauth server is configured with.
+
+Stage 1 checks an AuthConfig and fills in everything the server needs at run time (the
+client secret from its OAuth secret, defaults, the exact request paths of the callback and
+the logout); the control plane serves it over xDS to the role `<namespace>~extauth`, and the
+extauth server reads it back with these same types (`gw.extauth.config`), so the two sides
+cannot drift apart. Plain frozen dataclasses: no API models, no protobuf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: Cookie `Max-Age` when `cookieOptions.maxAge` is not set: 30 days.
+DEFAULT_COOKIE_MAX_AGE = 2_592_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CookieOptions:
+    """Attributes of every cookie the server sets. `max_age` 0 makes session cookies;
+    `path`/`domain` None leave the attribute out; `same_site` None leaves it out (Lax)."""
+
+    max_age: int = DEFAULT_COOKIE_MAX_AGE
+    secure: bool = True
+    http_only: bool = True
+    path: str | None = "/"
+    same_site: Literal["Lax", "Strict", "None"] | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedisStore:
+    """`session.store`: tokens in Redis under `key_prefix + <session id>`; the browser holds
+    only the session id, in the cookie `cookie_name`."""
+
+    host: str
+    port: int
+    db: int = 0
+    tls: bool = False
+    pool_size: int | None = None
+    cookie_name: str = "__session"
+    key_prefix: str = ""
+    pre_expiry_buffer_ms: int = 2000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    fail_on_fetch_failure: bool = False
+    allow_refreshing: bool = False
+    cookie: CookieOptions = CookieOptions()
+    #: Cookie sessions only: cookie names become `<cookie_prefix>_id_token` etc.
+    cookie_prefix: str = ""
+    store: RedisStore | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OidcAuthorizationCode:
+    """An OIDC relying party. `callback_path` and `logout_path` are request paths as the
+    browser sends them; `redirect_uri` is what the identity provider is told."""
+
+    app_url: str
+    callback_path: str
+    redirect_uri: str
+    client_id: str
+    #: Empty for a public client (`disableClientSecret`). Dumps redact it; repr hides it.
+    client_secret: str = field(default="", repr=False)
+    issuer_url: str
+    auth_endpoint: str | None = None
+    token_endpoint: str | None = None
+    jwks_uri: str | None = None
+    discovery_poll_interval_ms: int = 1_800_000
+    scopes: tuple[str, ...] = ("openid",)
+    auth_endpoint_query_params: tuple[tuple[str, str], ...] = ()
+    token_endpoint_query_params: tuple[tuple[str, str], ...] = ()
+    session: Session = Session()
+    id_token_header: str | None = None
+    access_token_header: str | None = None
+    #: `Bearer ` before the token when its header is `authorization`.
+    bearer_in_authorization: bool = False
+    logout_path: str | None = None
+    after_logout_url: str
+    fail_on_redirect: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthConfig:
+    """One AuthConfig, addressed by Envoy's `context_extensions.config_id`."""
+
+    config_id: str  # `<namespace>.<name>`
+    namespace: str
+    name: str
+    oidc: OidcAuthorizationCode

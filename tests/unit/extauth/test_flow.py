@@ -1,0 +1,167 @@
+"""The login flow's decisions for details the end-to-end tests do not reach: the
+authorization request, `failOnRedirect`, refreshing cookie sessions, logout without a store.
+
+The identity provider is outside the product; it is served here by `httpx.MockTransport`
+(discovery, keys, token endpoint) so that token lifetimes and refresh answers can be chosen.
+The real provider is driven in tests/e2e/test_extauth*.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+
+from gw.extauth.decisions import Allow, Deny, Request
+from gw.extauth.flow import RelyingParty
+from gw.extauth.oidc import IdentityProvider
+from gw.extauth.sessions import CookieSessions
+from gw.extauth.state import state_cookie_name
+from gw.translator import ir_extauth
+
+ISSUER = "https://idp.example.com"
+KEY = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig"})
+
+
+def id_token(lifetime: float, **claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "aud": "app", "sub": "alice", "iat": now, "exp": now + lifetime}
+    return jwt.encode({"alg": "RS256", "kid": "k1"}, body | claims, KEY)
+
+
+class Provider:
+    def __init__(self) -> None:
+        self.token_requests: list[dict[str, list[str]]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("openid-configuration"):
+            return httpx.Response(
+                200,
+                json={
+                    "issuer": ISSUER,
+                    "authorization_endpoint": ISSUER + "/authorize?tenant=t1",
+                    "token_endpoint": ISSUER + "/token",
+                    "jwks_uri": ISSUER + "/jwks",
+                },
+            )
+        if request.url.path == "/jwks":
+            return httpx.Response(200, json={"keys": [KEY.as_dict(private=False)]})
+        form = parse_qs(request.content.decode())
+        self.token_requests.append(form)
+        return httpx.Response(
+            200,
+            json={"access_token": "new-access", "id_token": id_token(300), "expires_in": 300},
+        )
+
+
+def config(**oidc: Any) -> ir_extauth.AuthConfig:
+    base = ir_extauth.OidcAuthorizationCode(
+        app_url="https://app.example.com",
+        callback_path="/callback",
+        redirect_uri="https://app.example.com/callback",
+        client_id="app",
+        client_secret="s3cr3t",
+        issuer_url=ISSUER,
+        scopes=("openid", "email"),
+        auth_endpoint_query_params=(("prompt", "login"),),
+        id_token_header="x-id-token",
+        logout_path="/logout",
+        after_logout_url="https://app.example.com/bye",
+        session=ir_extauth.Session(allow_refreshing=True),
+    )
+    return ir_extauth.AuthConfig(
+        config_id="ns.app", namespace="ns", name="app", oidc=dataclasses.replace(base, **oidc)
+    )
+
+
+@pytest.fixture
+async def provider() -> Any:
+    fake = Provider()
+    async with httpx.AsyncClient(transport=httpx.MockTransport(fake)) as http:
+        yield fake, http
+
+
+def party(http: httpx.AsyncClient, auth: ir_extauth.AuthConfig) -> RelyingParty:
+    return RelyingParty(auth, IdentityProvider(auth.oidc, http), CookieSessions(auth.oidc.session))
+
+
+async def test_authorization_request(provider: tuple[Provider, httpx.AsyncClient]) -> None:
+    rp = party(provider[1], config())
+    answer = await rp.check(Request(path="/orders?id=7", cookies={}))
+    assert isinstance(answer, Deny) and answer.status == 302
+    location = dict(answer.headers)["location"]
+    assert location.startswith(ISSUER + "/authorize?tenant=t1&")
+    query = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    assert query["response_type"] == "code" and query["client_id"] == "app"
+    assert query["redirect_uri"] == "https://app.example.com/callback"
+    assert query["scope"] == "openid email" and query["prompt"] == "login"
+    assert query["code_challenge_method"] == "S256" and len(query["code_challenge"]) == 43
+    assert query["state"] and query["nonce"] and query["state"] != query["nonce"]
+    (cookie,) = answer.set_cookies
+    assert cookie.startswith(state_cookie_name(query["state"]) + "=")
+    assert "Max-Age=600; Path=/callback; Secure; HttpOnly; SameSite=Lax" in cookie
+    assert "s3cr3t" not in location + cookie
+
+
+async def test_fail_on_redirect(provider: tuple[Provider, httpx.AsyncClient]) -> None:
+    rp = party(provider[1], config(fail_on_redirect=True))
+    answer = await rp.check(Request(path="/api", cookies={}))
+    assert isinstance(answer, Deny) and (answer.status, answer.body) == (401, "login required")
+
+
+async def test_cookie_session_is_refreshed(provider: tuple[Provider, httpx.AsyncClient]) -> None:
+    fake, http = provider
+    rp = party(http, config())
+    old = id_token(-3600, iat=int(time.time()) - 7200)  # expired an hour ago
+    cookies = {"id_token": old, "access_token": "old-access", "refresh_token": "r1"}
+    answer = await rp.check(Request(path="/orders", cookies=cookies))
+    assert isinstance(answer, Allow)
+    assert fake.token_requests[0]["grant_type"] == ["refresh_token"]
+    assert fake.token_requests[0]["refresh_token"] == ["r1"]
+    new = dict(answer.headers)["x-id-token"]
+    assert new != old
+    assert any(c.startswith(f"id_token={new};") for c in answer.set_cookies)
+    assert any(c.startswith("access_token=new-access;") for c in answer.set_cookies)
+
+
+async def test_expired_cookie_session_without_refresh_logs_in_again(
+    provider: tuple[Provider, httpx.AsyncClient],
+) -> None:
+    rp = party(provider[1], config(session=ir_extauth.Session(allow_refreshing=False)))
+    old = id_token(-3600, iat=int(time.time()) - 7200)
+    answer = await rp.check(Request(path="/", cookies={"id_token": old, "refresh_token": "r"}))
+    assert isinstance(answer, Deny) and answer.status == 302
+    assert provider[0].token_requests == []
+
+
+async def test_logout_clears_token_cookies(provider: tuple[Provider, httpx.AsyncClient]) -> None:
+    rp = party(provider[1], config())
+    cookies = {"id_token": "a", "access_token": "b", "other": "c"}
+    answer = await rp.check(Request(path="/logout", cookies=cookies))
+    assert isinstance(answer, Deny) and answer.status == 302
+    assert dict(answer.headers)["location"] == "https://app.example.com/bye"
+    assert sorted(c.split("=")[0] for c in answer.set_cookies) == ["access_token", "id_token"]
+    assert all("Max-Age=0" in c for c in answer.set_cookies)
+
+
+async def test_parallel_requests_share_one_refresh(
+    provider: tuple[Provider, httpx.AsyncClient],
+) -> None:
+    """A page's assets all arrive with the same expired session: one refresh, not one each
+    (a provider rotating refresh tokens would refuse the second)."""
+    fake, http = provider
+    rp = party(http, config())
+    old = id_token(-3600, iat=int(time.time()) - 7200)
+    cookies = {"id_token": old, "access_token": "old", "refresh_token": "r1"}
+    answers = await asyncio.gather(
+        *(rp.check(Request(path=f"/asset/{i}", cookies=cookies)) for i in range(5))
+    )
+    assert all(isinstance(a, Allow) for a in answers)
+    assert len(fake.token_requests) == 1
