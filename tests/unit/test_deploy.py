@@ -236,13 +236,13 @@ def test_every_deployment_runs_a_gw_command_that_exists() -> None:
     command = typer.main.get_command(app)
     docs = documents(render_chart({}))
     checked = []
-    for name in ("gw", "discovery", "gateway-proxy"):
+    for name in ("gw", "discovery", "gateway-proxy", "extauth"):
         args = _container(docs, name)["args"]
         sub = command.get_command(None, args[0])  # type: ignore[attr-defined]
         assert sub is not None, args[0]
         sub.make_context(args[0], list(args[1:]))
         checked.append(name)
-    assert checked == ["gw", "discovery", "gateway-proxy"]
+    assert checked == ["gw", "discovery", "gateway-proxy", "extauth"]
 
 
 def _rules(docs: list[dict[str, Any]], subject: str) -> list[dict[str, Any]]:

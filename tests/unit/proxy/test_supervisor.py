@@ -22,9 +22,18 @@ asyncio.run(EnvoySupervisor(options).run())
 """
 
 
-def _children(pid: int) -> list[int]:
+def _envoy_children(pid: int) -> list[int]:
+    """Children that have exec'd Envoy (a child is listed from fork on, before its exec)."""
     path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
+    children = [int(p) for p in path.read_text().split()] if path.exists() else []
+    return [c for c in children if _program(c).endswith("envoy")]
+
+
+def _program(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except FileNotFoundError:
+        return ""
 
 
 def _alive(pid: int) -> bool:
@@ -42,8 +51,7 @@ def test_envoy_dies_when_its_supervisor_is_killed(tmp_path: Path) -> None:
         env=env,
     )
     try:
-        (envoy,) = wait_until(lambda: _children(supervisor.pid), what="envoy to start")
-        assert "envoy" in Path(f"/proc/{envoy}/cmdline").read_text()
+        (envoy,) = wait_until(lambda: _envoy_children(supervisor.pid), what="envoy to start")
     finally:
         supervisor.send_signal(signal.SIGKILL)
         supervisor.wait()
