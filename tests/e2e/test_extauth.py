@@ -24,6 +24,7 @@ import pytest
 from playwright.sync_api import Browser
 
 from tests.support.browser_oidc import chromium
+from tests.support.extauth_manifests import extauth_backends, extauth_settings
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -111,31 +112,9 @@ def _start_gw(
     folder = work / "config"
     folder.mkdir()
     extauth_port = free_port()
-    (folder / "base.yaml").write_text(f"""
-apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}
-    requestTimeout: 5s
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: extauth, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {extauth_port}}}]}}}}
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
----
-apiVersion: v1
-kind: Secret
-metadata: {{name: oauth, namespace: gw-system}}
-type: extauth.vendor.io/oauth
-stringData: {{client-secret: {SECRET}}}
-""")
+    (folder / "base.yaml").write_text(
+        extauth_settings("5s") + "---" + extauth_backends(extauth_port, echo.port, SECRET)
+    )
     gw = GwUp(folder, work / "home", extauth_port=extauth_port)
     port = gw.http_port
     dead = f"http://127.0.0.1:{free_port()}"

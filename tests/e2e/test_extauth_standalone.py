@@ -15,6 +15,7 @@ import grpc
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
 
+from tests.support.extauth_manifests import extauth_backends, extauth_settings
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -59,31 +60,11 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             work / "extauth.log",
         )
         started.append(extauth)
-        (folder / "config.yaml").write_text(f"""
-apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}
-    requestTimeout: 5s
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: extauth, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {extauth_port}}}]}}}}
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
----
-apiVersion: v1
-kind: Secret
-metadata: {{name: oauth, namespace: gw-system}}
-type: extauth.vendor.io/oauth
-stringData: {{client-secret: s3cr3t}}
----
+        (folder / "config.yaml").write_text(
+            extauth_settings("5s")
+            + "---"
+            + extauth_backends(extauth_port, echo.port, "s3cr3t")
+            + f"""---
 apiVersion: enterprise.gw.vendor.io/v1
 kind: AuthConfig
 metadata: {{name: refresh, namespace: gw-system}}
@@ -110,7 +91,8 @@ spec:
     routes:
     - matchers: [{{prefix: /}}]
       routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
-""")
+"""
+        )
         gw.wait_status("VirtualService default.app", "Accepted")
         yield {"gw": gw, "idp": idp, "redis": redis, "extauth_port": extauth_port}
     finally:

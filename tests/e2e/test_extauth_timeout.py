@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.extauth_manifests import extauth_backends, extauth_settings
 from tests.support.latency import DelayProxy
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
@@ -29,18 +30,6 @@ pytestmark = pytest.mark.e2e
 HOP = 0.15
 
 
-def settings(extauth_port: int, timeout: str | None) -> str:
-    line = f"\n    requestTimeout: {timeout}" if timeout else ""
-    return f"""
-apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}{line}
-"""
-
-
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("extauth-timeout")
@@ -50,28 +39,14 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     folder = work / "config"
     folder.mkdir()
     extauth_port = free_port()
-    (folder / "settings.yaml").write_text(settings(extauth_port, None))
+    (folder / "settings.yaml").write_text(extauth_settings(None))
     gw: GwUp | None = None
     try:
         gw = GwUp(folder, work / "home", extauth_port=extauth_port)
         issuer = f"http://127.0.0.1:{proxy.port}"
-        (folder / "app.yaml").write_text(f"""
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: extauth, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {extauth_port}}}]}}}}
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: gw-system}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
----
-apiVersion: v1
-kind: Secret
-metadata: {{name: oauth, namespace: gw-system}}
-type: extauth.vendor.io/oauth
-stringData: {{client-secret: s3cr3t}}
----
+        (folder / "app.yaml").write_text(
+            extauth_backends(extauth_port, echo.port, "s3cr3t")
+            + f"""---
 apiVersion: enterprise.gw.vendor.io/v1
 kind: AuthConfig
 metadata: {{name: far, namespace: gw-system}}
@@ -95,7 +70,8 @@ spec:
     routes:
     - matchers: [{{prefix: /}}]
       routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
-""")
+"""
+        )
         gw.wait_status("VirtualService default.far", "Accepted")
         yield {"gw": gw, "idp": idp, "folder": folder, "extauth_port": extauth_port}
     finally:
@@ -133,7 +109,7 @@ def test_default_timeout_fails_the_login_and_1s_fixes_it(env: dict[str, Any]) ->
     assert "set-cookie" not in failed.headers
     assert client.get("/private").status_code == 302  # still not logged in
 
-    (env["folder"] / "settings.yaml").write_text(settings(env["extauth_port"], "1s"))
+    (env["folder"] / "settings.yaml").write_text(extauth_settings("1s"))
     wait_until(lambda: ext_authz_timeout(gw) == "1s", what="Envoy to get the 1s timeout")
     client = Agent(gw.url, f"app.test:{gw.http_port}")
     done = login_callback(env, client)
