@@ -23,8 +23,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser
 
+from tests.support import extauth_manifests
 from tests.support.browser_oidc import chromium
-from tests.support.extauth_manifests import extauth_backends, extauth_settings
+from tests.support.extauth_manifests import extauth_backends, extauth_settings, protected_app
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -38,44 +39,17 @@ SECRET = "s3cr3t-client-secret"
 
 
 def auth_config(name: str, app_url: str, issuer: str, **extra: str) -> str:
-    """An AuthConfig manifest; `extra` adds lines under oidcAuthorizationCode."""
-    lines = "".join(f"\n        {k}: {v}" for k, v in extra.items())
-    return f"""
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: {name}, namespace: gw-system}}
-spec:
-  configs:
-  - oauth2:
-      oidcAuthorizationCode:
-        appUrl: {app_url}
-        callbackPath: /callback
-        clientId: gw-{name}
-        clientSecretRef: {{name: oauth, namespace: gw-system}}
-        issuerUrl: {issuer}
-        scopes: [email]
-        logoutPath: /logout{lines}
----
-"""
+    """This module's AuthConfigs ask for the `email` scope and have a logout path."""
+    return (
+        extauth_manifests.auth_config(
+            name, app_url, issuer, scopes="[email]", logoutPath="/logout", **extra
+        )
+        + "---\n"
+    )
 
 
 def virtual_service(name: str, domain: str, config: str) -> str:
-    return f"""
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: {name}, namespace: default}}
-spec:
-  virtualHost:
-    domains: ["{domain}"]
-    options: {{extauth: {{configRef: {{name: {config}, namespace: gw-system}}}}}}
-    routes:
-    - matchers: [{{prefix: /public}}]
-      routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
-      options: {{extauth: {{disable: true}}}}
-    - matchers: [{{prefix: /}}]
-      routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
----
-"""
+    return protected_app(name, domain, config, public_prefix="/public") + "---\n"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,12 @@ import grpc
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
 
-from tests.support.extauth_manifests import extauth_backends, extauth_settings
+from tests.support.extauth_manifests import (
+    auth_config,
+    extauth_backends,
+    extauth_settings,
+    protected_app,
+)
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -64,34 +69,17 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             extauth_settings("5s")
             + "---"
             + extauth_backends(extauth_port, echo.port, "s3cr3t")
-            + f"""---
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: refresh, namespace: gw-system}}
-spec:
-  configs:
-  - oauth2:
-      oidcAuthorizationCode:
-        appUrl: http://app.test:{gw.http_port}
-        callbackPath: /callback
-        clientId: refresh-app
-        clientSecretRef: {{name: oauth, namespace: gw-system}}
-        issuerUrl: {idp.issuer}
-        session:
-          store: {{cookieName: sid, options: {{host: "{redis.address}"}}}}
-        headers: {{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: app, namespace: default}}
-spec:
-  virtualHost:
-    domains: ["app.test:*"]
-    options: {{extauth: {{configRef: {{name: refresh, namespace: gw-system}}}}}}
-    routes:
-    - matchers: [{{prefix: /}}]
-      routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
-"""
+            + "---"
+            + auth_config(
+                "refresh",
+                f"http://app.test:{gw.http_port}",
+                idp.issuer,
+                client_id="refresh-app",
+                session=f'{{store: {{cookieName: sid, options: {{host: "{redis.address}"}}}}}}',
+                headers="{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}",
+            )
+            + "---"
+            + protected_app("app", "app.test:*", "refresh")
         )
         gw.wait_status("VirtualService default.app", "Accepted")
         yield {"gw": gw, "idp": idp, "redis": redis, "extauth_port": extauth_port}

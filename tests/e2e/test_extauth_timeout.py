@@ -16,7 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.extauth_manifests import extauth_backends, extauth_settings
+from tests.support.extauth_manifests import (
+    auth_config,
+    extauth_backends,
+    extauth_settings,
+    protected_app,
+)
 from tests.support.latency import DelayProxy
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
@@ -46,31 +51,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         issuer = f"http://127.0.0.1:{proxy.port}"
         (folder / "app.yaml").write_text(
             extauth_backends(extauth_port, echo.port, "s3cr3t")
-            + f"""---
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: far, namespace: gw-system}}
-spec:
-  configs:
-  - oauth2:
-      oidcAuthorizationCode:
-        appUrl: http://app.test:{gw.http_port}
-        callbackPath: /callback
-        clientId: far-app
-        clientSecretRef: {{name: oauth, namespace: gw-system}}
-        issuerUrl: {issuer}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: far, namespace: default}}
-spec:
-  virtualHost:
-    domains: ["app.test:*"]
-    options: {{extauth: {{configRef: {{name: far, namespace: gw-system}}}}}}
-    routes:
-    - matchers: [{{prefix: /}}]
-      routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
-"""
+            + "---"
+            + auth_config("far", f"http://app.test:{gw.http_port}", issuer, client_id="far-app")
+            + "---"
+            + protected_app("far", "app.test:*", "far")
         )
         gw.wait_status("VirtualService default.far", "Accepted")
         yield {"gw": gw, "idp": idp, "folder": folder, "extauth_port": extauth_port}

@@ -36,3 +36,49 @@ metadata: {{name: oauth, namespace: gw-system}}
 type: extauth.vendor.io/oauth
 stringData: {{client-secret: {client_secret}}}
 """
+
+
+def auth_config(
+    name: str, app_url: str, issuer: str, *, client_id: str | None = None, **fields: str
+) -> str:
+    """An OIDC AuthConfig `name` in gw-system using the `oauth` secret; `fields` add lines
+    under `oidcAuthorizationCode` (`session`, `headers`, `scopes`, `logoutPath`, ...)."""
+    lines = "".join(f"\n        {k}: {v}" for k, v in fields.items())
+    return f"""
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: {name}, namespace: gw-system}}
+spec:
+  configs:
+  - oauth2:
+      oidcAuthorizationCode:
+        appUrl: {app_url}
+        callbackPath: /callback
+        clientId: {client_id or f"gw-{name}"}
+        clientSecretRef: {{name: oauth, namespace: gw-system}}
+        issuerUrl: {issuer}{lines}
+"""
+
+
+def protected_app(name: str, domain: str, config: str, public_prefix: str | None = None) -> str:
+    """A VirtualService in `default` guarded by AuthConfig `config`, routing to `app`;
+    `public_prefix` adds a first route with extauth disabled."""
+    to_app = "routeAction: {single: {upstream: {name: app, namespace: gw-system}}}"
+    public = (
+        f"\n    - matchers: [{{prefix: {public_prefix}}}]\n      {to_app}"
+        "\n      options: {extauth: {disable: true}}"
+        if public_prefix
+        else ""
+    )
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: ["{domain}"]
+    options: {{extauth: {{configRef: {{name: {config}, namespace: gw-system}}}}}}
+    routes:{public}
+    - matchers: [{{prefix: /}}]
+      {to_app}
+"""

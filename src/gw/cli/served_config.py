@@ -30,13 +30,13 @@ from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
 from gw.translator.dump import message_to_data
+from gw.translator.envoy import names
 
-_TYPE = "type.googleapis.com/"
-CDS = _TYPE + "envoy.config.cluster.v3.Cluster"
-EDS = _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment"
-LDS = _TYPE + "envoy.config.listener.v3.Listener"
-RDS = _TYPE + "envoy.config.route.v3.RouteConfiguration"
-SDS = _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret"
+CDS = names.CLUSTER
+EDS = names.ENDPOINT
+LDS = names.LISTENER
+RDS = names.ROUTE
+SDS = names.SECRET
 
 MESSAGES: dict[str, Callable[[], Message]] = {
     CDS: cluster_pb2.Cluster,

@@ -19,7 +19,6 @@ For a service port:
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 from collections.abc import Iterator
 
 from gw import api
@@ -35,6 +34,7 @@ from gw.api.orch import (
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.orch import input_error
+from gw.translator.gateway.upstreams import is_ip
 from gw.translator.reports import Reports, ResourceReport
 
 #: A candidate endpoint: address, port, and the pod behind it when known.
@@ -86,7 +86,7 @@ def service_endpoints(
             pod is None or any(pod.metadata.labels.get(k) != v for k, v in extra.items())
         ):
             continue
-        if not _is_ip(address):
+        if not is_ip(address):
             _warn(report, f"Endpoints {where}: {address!r} is not an IP address; skipped")
             continue
         found.add((address, number))
@@ -154,14 +154,6 @@ def _target_port(pod: Pod, port: ServicePort) -> int | None:
             if container_port.name == target:
                 return container_port.container_port
     return None
-
-
-def _is_ip(address: str) -> bool:
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return True
 
 
 def _warn(report: ResourceReport | None, message: str) -> None:

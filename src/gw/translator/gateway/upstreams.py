@@ -63,7 +63,7 @@ def build_cluster(
         endpoints = _static_endpoints(upstream, report)
         if not endpoints:
             return None
-        discovery = "static" if all(_is_ip(e.address) for e in endpoints) else "dns"
+        discovery = "static" if all(is_ip(e.address) for e in endpoints) else "dns"
     timeout = spec.connection_config.connect_timeout if spec.connection_config else None
     cluster = ir.Cluster(
         name=cluster_name(meta.name, meta.namespace),
@@ -91,7 +91,7 @@ def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.En
         if not addr:
             report.error(f"{field}.addr", "addr cannot be empty for host")
             continue
-        if not _is_ip(addr) and not _is_hostname(addr):
+        if not is_ip(addr) and not _is_hostname(addr):
             report.error(f"{field}.addr", f"{addr!r} is neither an IP address nor a host name")
             continue
         if not 1 <= host.port <= 65535:
@@ -103,7 +103,7 @@ def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.En
     return tuple(endpoints)
 
 
-def _is_ip(addr: str) -> bool:
+def is_ip(addr: str) -> bool:
     try:
         ipaddress.ip_address(addr)
     except ValueError:
