@@ -106,6 +106,8 @@ class ControlPlane:
         self.on_status = on_status
         self.snapshot: Snapshot | None = None
         self.result: Result | None = None
+        #: Every proxy role published so far (a vanished one is served an empty snapshot).
+        self._proxy_roles: set[str] = set()
         self.translation = Translation()
         self.traces: deque[Trace] = deque(maxlen=TRACES_KEPT)
         #: Called after every translation (successful or not) with its trace.
@@ -229,7 +231,7 @@ class ControlPlane:
         self.snapshot = snapshot
         self.result = result
         with trace.span("publish"):
-            self.cache.set(result.proxy.role, result.xds.resources)
+            self._publish_proxies(result)
             extauth_role = result.proxy.extauth_role
             # Served once there are AuthConfigs (and from then on, so deletions reach the
             # servers); an install without external auth has no extauth role at all.
@@ -248,6 +250,16 @@ class ControlPlane:
         self._finish_trace(trace)
         self.ready.set()
         return result
+
+    def _publish_proxies(self, result: Result) -> None:
+        """Each proxy's resources under its role. A proxy that no gateway names any more
+        is served an empty snapshot (its Envoys keep running, with nothing to serve, and
+        pick up config again if a gateway names it later), as in the established gateway."""
+        for role, xds in result.served.items():
+            self.cache.set(role, xds.resources)
+        for role in self._proxy_roles - set(result.served):
+            self.cache.set(role, {type_url: {} for type_url in result.xds.resources})
+        self._proxy_roles |= set(result.served)
 
     def _start_trace(self, started: float, arrived: tuple[float, float] | None) -> Trace:
         if arrived is None:

@@ -64,6 +64,18 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
         "proxy": proxy_to_data(result.proxy),
         "xds": xds_to_data(result.xds),
     }
+    # Cases with one proxy show it above; the others (gateways naming other proxies) too.
+    for proxy in result.proxies[1:]:
+        out.setdefault("otherProxies", {})[proxy.name] = {
+            "proxy": proxy_to_data(proxy),
+            "xds": xds_to_data(result.served[proxy.role]),
+        }
+    proxy_statuses = {
+        name: status.model_dump(by_alias=True, mode="json", exclude_defaults=True)
+        for name, status in result.proxy_statuses.items()
+    }
+    if len(proxy_statuses) > 1 or any(s["state"] != "Accepted" for s in proxy_statuses.values()):
+        out["proxyStatuses"] = proxy_statuses
     extauth = xds_to_data(result.extauth)
     if extauth:  # what the extauth servers are served (cases without AuthConfigs omit it)
         out["extauth"] = extauth

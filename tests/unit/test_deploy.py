@@ -112,13 +112,17 @@ def test_crd_names_follow_the_reference() -> None:
     crds = all_crds()
     assert list(crds) == [
         "virtualservices.gateway.vendor.io",
+        "gateways.gateway.vendor.io",
         "upstreams.gw.vendor.io",
         "authconfigs.enterprise.gw.vendor.io",
         "settings.gw.vendor.io",
+        "proxies.gw.vendor.io",
     ]
     short = {c["spec"]["names"]["kind"]: c["spec"]["names"]["shortNames"] for c in crds.values()}
     assert short == {
         "VirtualService": ["vs"],
+        "Gateway": ["gw"],
+        "Proxy": ["px"],
         "Upstream": ["us"],
         "AuthConfig": ["ac"],
         "Settings": ["st"],
@@ -277,6 +281,7 @@ def test_rbac_grants_each_component_only_what_it_uses() -> None:
     }
     assert gw_writes == {
         ("virtualservices/status", "patch", ()),
+        ("gateways/status", "patch", ()),
         ("upstreams/status", "patch", ()),
         ("settings/status", "patch", ()),
         ("authconfigs/status", "patch", ()),

@@ -56,9 +56,9 @@ def build_dev_app(controlplane: ControlPlane) -> Starlette:
         result = controlplane.result
         if result is not None and key == result.proxy.extauth_role:
             return _pretty(xds_to_data(result.extauth))
-        if result is None or result.proxy.role != key:
+        if result is None or key not in result.served:
             return _pretty({"error": f"no xDS snapshot for key {key!r}"}, status_code=404)
-        return _pretty(xds_to_data(result.xds))
+        return _pretty(xds_to_data(result.served[key]))
 
     async def input_api(_: Request) -> Response:
         snapshot = controlplane.snapshot
@@ -67,7 +67,7 @@ def build_dev_app(controlplane: ControlPlane) -> Starlette:
 
     async def proxies(_: Request) -> Response:
         result = controlplane.result
-        return _pretty([proxy_to_data(result.proxy)] if result else [])
+        return _pretty([proxy_to_data(p) for p in result.proxies] if result else [])
 
     return Starlette(
         routes=[

@@ -5,7 +5,8 @@ debugging endpoints of `debug.py`.
 |---|---|
 | `/statuses` | statuses, unreadable manifests, references, every resource read and its file |
 | `/snapshots/input` | the resources as read (secret values redacted) |
-| `/snapshots/proxies` | the Proxy IR |
+| `/snapshots/proxies` | the Proxy IR, one per proxy |
+| `/snapshots/proxy-resources` | the Proxy resources with their statuses |
 | `/snapshots/xds` | the xDS resources served, per proxy role |
 | `/proxies` | connected xDS clients, their acked versions and NACKs |
 | `/components` | the processes of this install (control plane, proxy, ...) and their state |
@@ -37,7 +38,7 @@ from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.controlplane import ControlPlane
-from gw.translator.dump import REDACTED, proxy_to_data, xds_to_data
+from gw.translator.dump import REDACTED, proxy_resource, proxy_to_data, xds_to_data
 from gw.xds.server import AdsServer
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ log = logging.getLogger(__name__)
 ENDPOINTS = {
     "/statuses": "status of every resource (Accepted, Warning, Rejected and why)",
     "/snapshots/input": "input resources as read by the store (secrets redacted)",
-    "/snapshots/proxies": "the Proxy built from them (the translator's IR)",
+    "/snapshots/proxies": "the Proxies built from them (the translator's IR)",
+    "/snapshots/proxy-resources": "the Proxy resources with their statuses (gwctl get proxy)",
     "/snapshots/xds": "xDS resources served to each proxy role",
     "/proxies": "proxies connected over xDS, acked versions, NACKs",
     "/components": "processes of this install and whether they run",
@@ -78,13 +80,19 @@ def build_app(
 
     async def snapshot_proxies(_: Request) -> JSONResponse:
         result = controlplane.result
-        return ok([proxy_to_data(result.proxy)] if result else [])
+        return ok([proxy_to_data(p) for p in result.proxies] if result else [])
+
+    async def proxy_resources(_: Request) -> JSONResponse:
+        result = controlplane.result
+        if result is None:
+            return ok([])
+        return ok([proxy_resource(p, result.proxy_statuses.get(p.name)) for p in result.proxies])
 
     async def snapshot_xds(_: Request) -> JSONResponse:
         result = controlplane.result
         if result is None:
             return ok({})
-        served = {result.proxy.role: xds_to_data(result.xds)}
+        served = {role: xds_to_data(xds) for role, xds in result.served.items()}
         extauth = xds_to_data(result.extauth)
         if extauth:  # the extauth servers' AuthConfigs (client secrets redacted)
             served[result.proxy.extauth_role] = extauth
@@ -104,6 +112,7 @@ def build_app(
         Route("/statuses", statuses),
         Route("/snapshots/input", snapshot_input),
         Route("/snapshots/proxies", snapshot_proxies),
+        Route("/snapshots/proxy-resources", proxy_resources),
         Route("/snapshots/xds", snapshot_xds),
         Route("/proxies", proxies),
         Route("/components", list_components),

@@ -13,8 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from gw.api.authconfig import AuthConfig
+from gw.api.gateway import Gateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.proxy import Proxy
 from gw.api.secret import Secret
 from gw.api.settings import Settings
 from gw.api.upstream import Upstream
@@ -26,11 +28,13 @@ __all__ = [
     "STATUSLESS_KINDS",
     "AuthConfig",
     "Endpoints",
+    "Gateway",
     "ManifestError",
     "Metadata",
     "Model",
     "Pod",
     "Problem",
+    "Proxy",
     "Resource",
     "ResourceKey",
     "ResourceRef",
@@ -46,6 +50,7 @@ __all__ = [
 #: Every kind gw reads, in the order `gwctl` lists them. Adding a kind = adding it here.
 KINDS: tuple[type[Resource], ...] = (
     VirtualService,
+    Gateway,
     Upstream,
     AuthConfig,
     Settings,

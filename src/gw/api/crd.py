@@ -16,14 +16,23 @@ from __future__ import annotations
 from typing import Any
 
 from gw.api.authconfig import AuthConfig
+from gw.api.gateway import Gateway
 from gw.api.meta import Resource
+from gw.api.proxy import Proxy
 from gw.api.settings import Settings
 from gw.api.status import NamespacedStatuses
 from gw.api.upstream import Upstream
 from gw.api.virtualservice import VirtualService
 
 #: The kinds the orchestrator stores as custom resources.
-CRD_KINDS: tuple[type[Resource], ...] = (VirtualService, Upstream, AuthConfig, Settings)
+CRD_KINDS: tuple[type[Resource], ...] = (
+    VirtualService,
+    Gateway,
+    Upstream,
+    AuthConfig,
+    Settings,
+    Proxy,
+)
 
 #: The namespace whose status the printer columns show (the controller's; REFERENCE §2.1).
 STATUS_NAMESPACE = "gw-system"
@@ -43,6 +52,13 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Hosts", "type": "string", "jsonPath": ".spec.static.hosts[*].addr"},
         {"name": "Status", "type": "string", "jsonPath": _STATE},
     ],
+    "Gateway": [
+        {"name": "Address", "type": "string", "jsonPath": ".spec.bindAddress"},
+        {"name": "Port", "type": "integer", "jsonPath": ".spec.bindPort"},
+        {"name": "SSL", "type": "boolean", "jsonPath": ".spec.ssl"},
+        {"name": "Status", "type": "string", "jsonPath": _STATE},
+    ],
+    "Proxy": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "Settings": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
 }

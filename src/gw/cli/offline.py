@@ -91,10 +91,15 @@ def translate_command(
     data: dict[str, Any] = {}
     if "reports" in wanted:
         data["reports"] = reports_data(snapshot, result)
+    several = len(result.proxies) > 1
     if "proxy" in wanted:
         data["proxy"] = proxy_to_data(result.proxy)
+        if several:  # the default proxy above; every proxy by name here
+            data["proxies"] = {p.name: proxy_to_data(p) for p in result.proxies}
     if "xds" in wanted:
         data["xds"] = xds_to_data(result.xds)
+        if several:
+            data["served"] = {role: xds_to_data(x) for role, x in result.served.items()}
     emit(data, output)
     unreadable = any(e.key is None for e in snapshot.errors)
     if unreadable or any(result.reports.rejected(k) for k in result.statuses):

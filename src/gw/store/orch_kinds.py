@@ -39,7 +39,8 @@ def _custom(model: type[Resource]) -> WatchedKind:
 
 
 WATCHED: tuple[WatchedKind, ...] = (
-    *(_custom(model) for model in CRD_KINDS),
+    # Proxies are written by gw, never read (kept in memory: docs/gateways.md).
+    *(_custom(model) for model in CRD_KINDS if model is not api.Proxy),
     WatchedKind(api.Secret, core_v1.Secret, custom=False),
     WatchedKind(api.Service, core_v1.Service, custom=False),
     WatchedKind(api.Endpoints, core_v1.Endpoints, custom=False),

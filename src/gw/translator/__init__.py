@@ -17,12 +17,13 @@ from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.gateway.gateways import PROXY_KIND
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports
 
-__all__ = ["Options", "Result", "TranslationCache", "translate"]
+__all__ = ["Options", "Result", "TranslationCache", "proxy_subresource", "translate"]
 
 FALLBACK_MESSAGE = "its last accepted configuration is still being served"
 
@@ -38,8 +39,10 @@ class TranslationCache:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    proxy: ir.Proxy
-    xds: Xds
+    #: One per proxy name, the default proxy (`Options.proxy_name`) first.
+    proxies: tuple[ir.Proxy, ...]
+    #: What each proxy's Envoys are served, by role (`<namespace>~<name>`).
+    served: Mapping[str, Xds]
     reports: Reports
     statuses: Mapping[ResourceKey, Status]
     #: Each resource's contribution as last accepted: pass it to the next `translate()`.
@@ -50,6 +53,18 @@ class Result:
     cache: TranslationCache = field(default_factory=TranslationCache)
     #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
     extauth: Xds = field(default_factory=lambda: Xds({}))
+    #: The status of each Proxy (kept apart: Proxies are outputs, the store never sees them).
+    proxy_statuses: Mapping[str, Status] = field(default_factory=dict)
+
+    @property
+    def proxy(self) -> ir.Proxy:
+        """The default proxy (`gateway-proxy`), which always exists."""
+        return self.proxies[0]
+
+    @property
+    def xds(self) -> Xds:
+        """What the default proxy is served."""
+        return self.served[self.proxy.role]
 
 
 def translate(
@@ -61,40 +76,63 @@ def translate(
 ) -> Result:
     reports = Reports()
     cache = cache or TranslationCache()
-    proxy, accepted, references, hosts = build_proxy(
+    proxies, accepted, references, hosts = build_proxy(
         snapshot, options, reports, previous or {}, cache.hosts
     )
     protos = VirtualHostProtos(cache.protos)
-    xds = build_xds(proxy, protos)
+    served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
+    landed = _landed(proxies)
     return Result(
-        proxy=proxy,
-        xds=xds,
+        proxies=proxies,
+        served=served,
         reports=reports,
-        statuses=_statuses(snapshot, reports, accepted, proxy),
+        statuses=_statuses(snapshot, reports, accepted, landed),
         accepted=accepted,
         references=references,
         cache=TranslationCache(hosts=hosts, protos=protos),
-        extauth=Xds(build_extauth_resources(proxy)),
+        extauth=Xds(build_extauth_resources(proxies[0])),
+        proxy_statuses={
+            p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
+        },
     )
+
+
+def proxy_subresource(proxy: ir.Proxy) -> str:
+    """How a resource's status names a Proxy it contributed to (REFERENCE.md §2.1)."""
+    return f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
+
+
+def _landed(proxies: tuple[ir.Proxy, ...]) -> dict[ResourceKey, list[str]]:
+    """For each resource that put a listener or a virtual host on a proxy: those proxies."""
+    out: dict[ResourceKey, list[str]] = {}
+    for proxy in proxies:
+        name = proxy_subresource(proxy)
+        for listener in proxy.listeners:
+            sources = [v.source for v in listener.virtual_hosts]
+            if listener.gateway is not None:
+                sources.append(listener.gateway)
+            for source in sources:
+                found = out.setdefault(ResourceKey(source.kind, source.namespace, source.name), [])
+                if name not in found:
+                    found.append(name)
+    return out
 
 
 def _statuses(
     snapshot: Snapshot,
     reports: Reports,
     accepted: Mapping[ResourceKey, Contribution],
-    proxy: ir.Proxy,
+    landed: Mapping[ResourceKey, list[str]],
 ) -> dict[ResourceKey, Status]:
     """A status for every gw resource (the orchestrator's own objects, secrets included,
-    have none)."""
+    have none). `subresourceStatuses` names the proxies the resource landed on."""
     keys = {k for k in snapshot.resources if k.kind not in STATUSLESS_KINDS}
     keys |= {
         e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
     }
-    proxy_key = f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
     out: dict[ResourceKey, Status] = {}
     for key in sorted(keys):
-        contributes = key in accepted and bool(accepted[key].virtual_hosts)
-        status = reports.status(key, subresources=[proxy_key] if contributes else [])
+        status = reports.status(key, subresources=landed.get(key, ()))
         if reports.rejected(key) and key in accepted:
             status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
         out[key] = status

@@ -11,6 +11,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from gw.api.status import Status
 from gw.translator import ir
 from gw.translator.envoy import Xds
 
@@ -67,3 +68,78 @@ def _drop_empty(data: Any) -> Any:
     if isinstance(data, list | tuple):
         return [_drop_empty(v) for v in data]
     return data
+
+
+def proxy_resource(proxy: ir.Proxy, status: Status | None = None) -> dict[str, Any]:
+    """The Proxy as a resource (`gw.vendor.io/v1`, REFERENCE.md §1.10): listeners with
+    their bind address and port, virtual hosts and routes, TLS configurations, and
+    `metadataStatic` naming the resources each element came from."""
+    out: dict[str, Any] = {
+        "apiVersion": "gw.vendor.io/v1",
+        "kind": "Proxy",
+        "metadata": {"name": proxy.name, "namespace": proxy.namespace},
+        "spec": {"listeners": [_listener_data(listener) for listener in proxy.listeners]},
+    }
+    if status is not None:
+        statuses = {proxy.namespace: status.model_dump(by_alias=True, exclude_defaults=True)}
+        out["status"] = {"statuses": statuses}
+    return out
+
+
+def _listener_data(listener: ir.Listener) -> dict[str, Any]:
+    vhosts = listener.virtual_hosts
+    data: dict[str, Any] = {
+        "name": listener.name,
+        "bindAddress": listener.address,
+        "bindPort": listener.port,
+        "httpListener": {"virtualHosts": [_vhost_data(v) for v in vhosts]},
+    }
+    ssl = [_camel(_plain(dataclasses.asdict(v.tls))) for v in vhosts if v.tls is not None]
+    if ssl:
+        data["sslConfigurations"] = ssl
+    if listener.gateway is not None:
+        data["metadataStatic"] = _sources(listener.gateway)
+    return data
+
+
+def _vhost_data(vhost: ir.VirtualHost) -> dict[str, Any]:
+    data: dict[str, Any] = _camel(_plain(dataclasses.asdict(vhost)))
+    data.pop("source", None)
+    data.pop("tls", None)  # in the listener's sslConfigurations
+    data["metadataStatic"] = _sources(vhost.source)
+    return data
+
+
+def _sources(source: ir.SourceRef) -> dict[str, Any]:
+    return {
+        "sources": [
+            {
+                "resourceKind": f"*v1.{source.kind}",
+                "resourceRef": {"name": source.name, "namespace": source.namespace},
+            }
+        ]
+    }
+
+
+def _plain(data: Any) -> Any:
+    """Redacted, without None values or empty collections."""
+    data = redact(_drop_empty(data))
+    if isinstance(data, dict):
+        return {k: _plain(v) for k, v in data.items() if v not in ({}, [], ())}
+    if isinstance(data, list):
+        return [_plain(v) for v in data]
+    return data
+
+
+def _camel(data: Any) -> Any:
+    """snake_case keys → lowerCamelCase, as resources spell their fields."""
+    if isinstance(data, dict):
+        return {_camel_key(k): _camel(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_camel(v) for v in data]
+    return data
+
+
+def _camel_key(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

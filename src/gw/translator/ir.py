@@ -381,6 +381,8 @@ class Listener:
     address: str
     port: int
     virtual_hosts: tuple[VirtualHost, ...]
+    #: The Gateway resource it comes from; None for the built-in gateways.
+    gateway: SourceRef | None = None
 
     @property
     def route_config_name(self) -> str:

@@ -1,16 +1,19 @@
 """Stage 1: resources → Proxy.
 
 The passes run in a fixed order, each reading the snapshot and writing findings:
-input errors, upstreams, virtual services (with routes and domain conflicts, and the
-clusters of services they address directly), then one generic propagation of rejections
-along references. `assemble` then puts together the Proxy from the contributions of
-resources that are not rejected, and the last accepted contributions of those that are;
-last, EDS clusters get the endpoints the snapshot holds now.
+input errors, gateways (the listeners), upstreams, virtual services (with routes, placed on
+the listeners of the gateways that select them, then domain and SNI conflicts per
+listener, and the clusters of services they address directly), then one generic
+propagation of rejections along references. `assemble` then puts together what the
+contributions of resources that are not rejected hold, and the last accepted
+contributions of those that are; EDS clusters get the endpoints the snapshot holds now;
+last, `proxies.py` splits it into one Proxy per proxy name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
 from gw import api
@@ -21,11 +24,18 @@ from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import attach_endpoints
 from gw.translator.gateway.extauth import build_extauth_server, check_extauth_server
+from gw.translator.gateway.gateways import (
+    build_gateways,
+    choose_gateways,
+    place_virtual_hosts,
+    warn_empty_gateways,
+)
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.orch import add_service_clusters
-from gw.translator.gateway.tls import sni_claims
+from gw.translator.gateway.proxies import build_proxies
+from gw.translator.gateway.tls import check_sni_conflicts, sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
-from gw.translator.gateway.virtualhosts import build_virtual_services
+from gw.translator.gateway.virtualhosts import build_virtual_services, check_domain_conflicts
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs, propagate_rejections
 from gw.translator.reports import Reports
@@ -34,6 +44,7 @@ __all__ = ["Contribution", "build_proxy"]
 
 SETTINGS_NAME = "default"
 SNI_CLAIM = "sni"
+DOMAIN_CLAIM = "domain"
 
 
 def build_proxy(
@@ -42,21 +53,29 @@ def build_proxy(
     reports: Reports,
     previous: Mapping[ResourceKey, Contribution],
     cache: HostCache | None = None,
-) -> tuple[ir.Proxy, dict[ResourceKey, Contribution], tuple[Edge, ...], HostCache]:
-    """The Proxy for `snapshot`, every resource's contribution as last accepted, every
-    reference resolved on the way (for `gwctl check` and the admin API), and the host
-    cache for the next translation."""
+) -> tuple[tuple[ir.Proxy, ...], dict[ResourceKey, Contribution], tuple[Edge, ...], HostCache]:
+    """The Proxies for `snapshot` (the default one first), every resource's contribution as
+    last accepted, every reference resolved on the way (for `gwctl check` and the admin
+    API), and the host cache for the next translation."""
     broken = _report_input_errors(snapshot, reports)
     refs = Refs(snapshot.resources, broken)
     settings = _check_settings(snapshot, options, reports)
     require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
+    gateway_listeners = build_gateways(
+        snapshot, refs, reports, options.namespace, keep_empty=_translate_empty(settings)
+    )
+    gateways = choose_gateways(snapshot, broken, gateway_listeners, previous, reports, options)
+    contributions.update(gateway_listeners)
     extauth_server, settings_key = build_extauth_server(snapshot, options, refs, reports)
     contributions.update(build_upstreams(snapshot, refs, reports, options))
     contributions.update(build_auth_configs(snapshot, refs, reports))
     hosts, cache = build_virtual_services(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
+    hosts = place_virtual_hosts(hosts, gateways, snapshot, options)
+    check_domain_conflicts(hosts, reports)
+    check_sni_conflicts(hosts, reports)
     contributions.update(hosts)
     check_extauth_server(snapshot, extauth_server, settings_key, refs, reports)
     add_service_clusters(contributions)
@@ -64,8 +83,16 @@ def build_proxy(
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
-    proxy = attach_endpoints(_assemble(accepted, fresh, options, extauth_server), snapshot, reports)
-    return proxy, accepted, tuple(refs.edges), cache
+    whole, by_role = _assemble(accepted, fresh, options, extauth_server)
+    warn_empty_gateways(gateways, by_role, reports)
+    whole = attach_endpoints(whole, snapshot, reports)
+    return build_proxies(whole, by_role, gateways), accepted, tuple(refs.edges), cache
+
+
+def _translate_empty(settings: api.Settings | None) -> bool:
+    """Settings `gateway.translateEmptyGateways`: listen even with no virtual host."""
+    gateway = settings.spec.gateway if settings is not None else None
+    return bool(gateway and gateway.get("translateEmptyGateways") is True)
 
 
 def _report_input_errors(snapshot: Snapshot, reports: Reports) -> set[ResourceKey]:
@@ -123,7 +150,7 @@ def _choose(
         clash = _first_clash(chosen, fallback, held)
         if clash is None:
             return chosen
-        key, (kind, value), holder = clash
+        key, (_, kind, value), holder = clash
         served = (
             f"still served by the last accepted version of virtual service "
             f"{holder.namespace}.{holder.name}, which is rejected"
@@ -144,21 +171,24 @@ def _choose(
             fallback.add(key)
 
 
-def _claims(contribution: Contribution) -> Iterator[tuple[str, str]]:
-    """What a contribution holds exclusively: (listener role, domain) for each plain virtual
-    host, and (`sni`, name) for each SNI name of a TLS virtual host."""
+Claim = tuple[str, str, str]
+
+
+def _claims(contribution: Contribution) -> Iterator[Claim]:
+    """What a contribution holds exclusively on each listener (role): (role, `domain`,
+    domain) for each plain virtual host, (role, `sni`, name) for each SNI name of a TLS one."""
     for role, vhost in contribution.virtual_hosts:
         for domain in vhost.domains if vhost.tls is None else ():
-            yield role, domain
+            yield role, DOMAIN_CLAIM, domain
         for name in sni_claims(vhost):
-            yield SNI_CLAIM, name
+            yield role, SNI_CLAIM, name
 
 
 def _first_clash(
     chosen: Mapping[ResourceKey, Contribution],
     fallback: set[ResourceKey],
-    held: Mapping[tuple[str, str], ResourceKey],
-) -> tuple[ResourceKey, tuple[str, str], ResourceKey] | None:
+    held: Mapping[Claim, ResourceKey],
+) -> tuple[ResourceKey, Claim, ResourceKey] | None:
     for key, contribution in sorted(chosen.items()):
         if key in fallback:
             continue
@@ -174,11 +204,14 @@ def _assemble(
     fresh: set[ResourceKey],
     options: Options,
     extauth_server: ir.ExtAuthServer | None,
-) -> ir.Proxy:
-    """The Proxy from the chosen contributions. A secret used both by a fresh contribution
-    and by a rejected resource's last accepted one is served as it is now (the fresh ones
-    come first), so a rotation reaches every virtual host that uses the secret."""
-    by_role: dict[ListenerRole, list[ir.VirtualHost]] = {"http": [], "https": []}
+) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
+    """Every cluster, secret and AuthConfig of the chosen contributions (as one Proxy
+    without listeners), and the virtual hosts by the listener role they are placed on.
+
+    A secret used both by a fresh contribution and by a rejected resource's last accepted
+    one is served as it is now (the fresh ones come first), so a rotation reaches every
+    virtual host that uses the secret."""
+    by_role: dict[ListenerRole, list[ir.VirtualHost]] = defaultdict(list)
     clusters: dict[str, ir.Cluster] = {}
     secrets: dict[str, ir.TlsSecret] = {}
     auth_configs: list[ir_extauth.AuthConfig] = []
@@ -196,29 +229,11 @@ def _assemble(
         # The extauth server speaks gRPC: its cluster is HTTP/2 whatever the Upstream says.
         server_cluster = clusters[extauth_server.cluster]
         clusters[server_cluster.name] = dataclasses.replace(server_cluster, http2=True)
-    addr = options.bind_address
-    listeners = [
-        ir.Listener(
-            name=f"listener-{addr}-{options.http_port}",
-            address=addr,
-            port=options.http_port,
-            virtual_hosts=tuple(sorted(by_role["http"], key=lambda v: v.name)),
-        )
-    ]
-    if by_role["https"]:
-        listeners.append(
-            ir.Listener(
-                name=f"listener-{addr}-{options.https_port}",
-                address=addr,
-                port=options.https_port,
-                virtual_hosts=tuple(sorted(by_role["https"], key=lambda v: v.name)),
-            )
-        )
-    return ir.Proxy(
+    whole = ir.Proxy(
         name=options.proxy_name,
         namespace=options.namespace,
-        listeners=tuple(listeners),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
         secrets=tuple(secrets[name] for name in sorted(secrets)),
         auth_configs=tuple(sorted(auth_configs, key=lambda a: a.config_id)),
     )
+    return whole, by_role

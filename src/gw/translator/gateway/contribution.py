@@ -8,11 +8,16 @@ a typo never takes live routes away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from gw.translator import ir, ir_extauth
 
-ListenerRole = Literal["http", "https"]
+if TYPE_CHECKING:
+    from gw.translator.gateway.gateways import GatewayListener
+
+#: Which listener a virtual host is placed on: `http`/`https` (the built-in gateways, and
+#: what `virtualhosts.py` builds: plain or TLS), or a Gateway's `<namespace>.<name>`.
+ListenerRole = str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,3 +26,5 @@ class Contribution:
     clusters: tuple[ir.Cluster, ...] = ()
     secrets: tuple[ir.TlsSecret, ...] = ()
     auth_configs: tuple[ir_extauth.AuthConfig, ...] = ()
+    #: A Gateway's listener (the kind's whole contribution).
+    gateways: tuple[GatewayListener, ...] = ()

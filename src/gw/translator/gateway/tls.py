@@ -193,17 +193,17 @@ def sni_claims(vhost: ir.VirtualHost) -> tuple[str, ...]:
 def check_sni_conflicts(built: Mapping[ResourceKey, Contribution], reports: Reports) -> None:
     """Two TLS virtual services may not claim one SNI name (Envoy would refuse the listener
     for overlapping filter chains): both are rejected, each naming the other."""
-    claims: dict[str, list[ResourceKey]] = defaultdict(list)
+    claims: dict[tuple[str, str], list[ResourceKey]] = defaultdict(list)
     for key, contribution in sorted(built.items()):
         for role, vhost in contribution.virtual_hosts:
-            if role == "https":
+            if vhost.tls is not None:  # per listener (role): gateways.py placed the hosts
                 for name in sni_claims(vhost):
-                    claims[name].append(key)
+                    claims[(role, name)].append(key)
     shared: dict[ResourceKey, dict[str, set[ResourceKey]]] = defaultdict(dict)
-    for name, keys in claims.items():
+    for (_, name), keys in claims.items():
         if len(keys) > 1:
             for key in keys:
-                shared[key][name] = {k for k in keys if k != key}
+                shared[key].setdefault(name, set()).update(k for k in keys if k != key)
     for key, names in shared.items():
         others = sorted({k for ks in names.values() for k in ks})
         reports.of(key).error(

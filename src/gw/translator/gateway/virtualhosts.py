@@ -16,7 +16,7 @@ from gw.translator.gateway.hostcache import BuiltHost, HostCache, cacheable, wor
 from gw.translator.gateway.jwt import build_jwt, provider_name
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.routes import RouteBuilder
-from gw.translator.gateway.tls import build_tls, check_sni_conflicts
+from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -65,8 +65,6 @@ def build_virtual_services(
             domains = with_ports(built.domains, options.https_port)
             vhost = dataclasses.replace(built, domains=domains, tls=termination)
             out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
-    check_domain_conflicts(out, reports)
-    check_sni_conflicts(out, reports)
     for key, contribution in out.items():
         ((role, vhost),) = contribution.virtual_hosts
         if role != "http":
@@ -227,15 +225,23 @@ def _security(
     return jwt, None if rbac is None or rbac.disabled else rbac, providers
 
 
+def _port_variant(domain: str, domains: tuple[str, ...]) -> bool:
+    base, colon, _ = domain.rpartition(":")
+    return bool(colon) and base in domains
+
+
 def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
     """Two VirtualServices on one listener may not share a domain; both are rejected,
     as in the established gateway (the message names the other ones). TLS virtual hosts
-    are exempt: each has its own filter chain and routes, told apart by SNI (tls.py)."""
+    are exempt: each has its own filter chain and routes, told apart by SNI (tls.py).
+    Runs once hosts are placed on listeners (gateways.py): the `:port` variants that
+    `with_ports` added are left out, they clash exactly when their domain does."""
     claims: dict[tuple[ListenerRole, str], list[ResourceKey]] = defaultdict(list)
     for key, contribution in built.items():
         for role, vhost in contribution.virtual_hosts:
             for domain in vhost.domains if vhost.tls is None else ():
-                claims[(role, domain)].append(key)
+                if not _port_variant(domain, vhost.domains):
+                    claims[(role, domain)].append(key)
     for (_, domain), keys in sorted(claims.items()):
         if len(keys) < 2:
             continue
