@@ -268,24 +268,36 @@ def check_secrets(facts: Facts) -> list[str]:
 
 
 def check_proxies(facts: Facts) -> list[str]:
+    """The default proxy has a connected Envoy; no Envoy of any proxy rejected its config;
+    no Proxy is rejected (e.g. two gateways on one port); the last translation worked."""
     data = facts.get("/proxies")
-    role = f"{CONTROLLER_NAMESPACE}~{PROXY_NAME}"
+    resources = facts.get("/snapshots/proxy-resources")
+    names = [p["metadata"]["name"] for p in resources] or [PROXY_NAME]
+    roles = {f"{CONTROLLER_NAMESPACE}~{n}": n for n in names}
     connections = [
-        c for c in data["connections"] if c["role"] == role and not c["node"].startswith("gwctl-")
+        c for c in data["connections"] if c["role"] in roles and not c["node"].startswith("gwctl-")
     ]
     problems = []
-    if not connections:
+    if not any(c["role"] == f"{CONTROLLER_NAMESPACE}~{PROXY_NAME}" for c in connections):
         problems.append(
             f"Proxy {CONTROLLER_NAMESPACE} {PROXY_NAME}: no proxy is connected to the control plane"
         )
+    for resource in resources:
+        status = resource.get("status", {}).get("statuses", {}).get(CONTROLLER_NAMESPACE, {})
+        if status.get("state") == "Rejected":
+            for finding in findings(status):
+                problems.append(
+                    f"Found rejected proxy: {CONTROLLER_NAMESPACE} "
+                    f"{resource['metadata']['name']}: {finding}"
+                )
     for conn in connections:
         for type_name, state in sorted(conn["types"].items()):
             nack = state.get("nack")
             if nack:
                 problems.append(
                     f"Found proxy that rejected its configuration: {CONTROLLER_NAMESPACE} "
-                    f"{PROXY_NAME} (node {conn['node']}) rejected {type_name.rsplit('.', 1)[-1]} "
-                    f"version {nack['version']}: {nack['message']}"
+                    f"{roles[conn['role']]} (node {conn['node']}) rejected "
+                    f"{type_name.rsplit('.', 1)[-1]} version {nack['version']}: {nack['message']}"
                 )
     error = data["translation"].get("error")
     if error:

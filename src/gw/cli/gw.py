@@ -249,10 +249,17 @@ def proxy(
         str, typer.Option(help="Envoy admin address, or unix:<socket path>.")
     ] = "127.0.0.1",
     admin_port: int = 19000,
-    role: str = "gw-system~gateway-proxy",
-    node_id: Annotated[
-        str | None, typer.Option(help="Default: gateway-proxy-<host>-<pid>.")
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="Proxy name, as a Gateway's proxyNames says: sets the role to "
+            "gw-system~NAME (default gateway-proxy)."
+        ),
     ] = None,
+    role: Annotated[
+        str, typer.Option(help="xDS role <namespace>~<proxy name>; --name overrides it.")
+    ] = "gw-system~gateway-proxy",
+    node_id: Annotated[str | None, typer.Option(help="Default: <proxy name>-<host>-<pid>.")] = None,
     log_level: str = "info",
     concurrency: int | None = None,
 ) -> None:
@@ -261,12 +268,15 @@ def proxy(
     from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 
     configure_logging("info")
+    if name is not None:
+        role = f"{role.partition('~')[0]}~{name}"
+    proxy_name = role.partition("~")[2] or "gateway-proxy"
     host, _, port = xds.rpartition(":")
     if xds.startswith("unix:"):
         host, port = xds, "0"
     options = ProxyOptions(
         bootstrap=BootstrapOptions(
-            node_id=node_id or f"gateway-proxy-{socket.gethostname()}-{os.getpid()}",
+            node_id=node_id or f"{proxy_name}-{socket.gethostname()}-{os.getpid()}",
             role=role,
             xds_host=host.strip("[]"),
             xds_port=int(port),

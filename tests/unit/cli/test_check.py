@@ -57,9 +57,21 @@ def row(kind: str, namespace: str, name: str, state: str, reason: str = "") -> d
     return {**key(kind, namespace, name), "status": {"state": state, "reason": reason}}
 
 
-def facts(statuses: dict[str, Any], proxies: dict[str, Any] | None = None) -> check.Facts:
+def facts(
+    statuses: dict[str, Any],
+    proxies: dict[str, Any] | None = None,
+    proxy_resources: list[dict[str, Any]] | None = None,
+) -> check.Facts:
     base = {"resources": [], "inputErrors": [], "references": [], "inputs": []}
-    return check.Facts(CannedInstall({"/statuses": base | statuses, "/proxies": proxies}))
+    return check.Facts(
+        CannedInstall(
+            {
+                "/statuses": base | statuses,
+                "/proxies": proxies,
+                "/snapshots/proxy-resources": proxy_resources or [],
+            }
+        )
+    )
 
 
 def connection(types: dict[str, Any], node: str = "gateway-proxy-1") -> dict[str, Any]:
@@ -148,4 +160,27 @@ def test_proxy_checks_report_nacks_absence_and_translation_failures() -> None:
     alone = {"connections": [connection({}, node="gwctl-x")], "translation": {"error": None}}
     assert check.check_proxies(facts({}, alone)) == [
         "Proxy gw-system gateway-proxy: no proxy is connected to the control plane"
+    ]
+
+
+def proxy_resource(name: str, state: str, reason: str = "") -> dict[str, Any]:
+    status = {"state": state, "reason": reason}
+    return {"metadata": {"name": name}, "status": {"statuses": {"gw-system": status}}}
+
+
+def test_proxy_checks_cover_every_proxy_and_its_status() -> None:
+    """A second proxy (a Gateway's `proxyNames`) is checked like the default one."""
+    nack = {"sent": "v2", "acked": "v1", "nack": {"version": "v2", "message": "bad route"}}
+    edge = {**connection({"envoy.config.route.v3.RouteConfiguration": nack}, node="edge-1")}
+    edge["role"] = "gw-system~edge"
+    proxies = {"connections": [connection({}), edge], "translation": {"error": None}}
+    reason = "1 error occurred:\n\t* spec.listeners: port 9000 is shared\n\n"
+    resources = [
+        proxy_resource("gateway-proxy", "Accepted"),
+        proxy_resource("edge", "Rejected", reason),
+    ]
+    assert check.check_proxies(facts({}, proxies, resources)) == [
+        "Found rejected proxy: gw-system edge: spec.listeners: port 9000 is shared",
+        "Found proxy that rejected its configuration: gw-system edge (node edge-1) rejected "
+        "RouteConfiguration version v2: bad route",
     ]

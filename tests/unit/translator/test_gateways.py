@@ -1,0 +1,81 @@
+"""Gateways across translations: a rejected Gateway keeps its last accepted listener, a
+fresh one cannot take the port that listener holds, and the built-in gateways come back
+when the last Gateway goes. (One-snapshot behaviour is in the `gateway-*` goldens.)"""
+
+from __future__ import annotations
+
+from gw.api import ResourceKey
+from gw.api.status import State
+from gw.snapshot import InputError
+from gw.translator import FALLBACK_MESSAGE, Result, translate
+from tests.unit.translator.test_fallback import snapshot, vs
+
+FIRST = ResourceKey("Gateway", "gw-system", "first")
+SECOND = ResourceKey("Gateway", "gw-system", "second")
+
+
+def gateway(name: str, port: int, address: str = "::", proxies: str = "[gateway-proxy]") -> str:
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {{name: {name}, namespace: gw-system}}
+spec:
+  bindAddress: "{address}"
+  bindPort: {port}
+  proxyNames: {proxies}
+  httpGateway: {{}}
+"""
+
+
+def listeners(result: Result, proxy: int = 0) -> list[str]:
+    return [listener.name for listener in result.proxies[proxy].listeners]
+
+
+WEB = vs("web", "web.test", "web")
+
+
+def test_rejected_gateway_keeps_its_last_accepted_listener() -> None:
+    first = translate(snapshot(gateway("first", 9000), WEB))
+    assert listeners(first) == ["listener-::-9000"]
+    second = translate(snapshot(gateway("first", 9001, "localhost"), WEB), previous=first.accepted)
+    assert second.statuses[FIRST].state is State.REJECTED
+    assert second.statuses[FIRST].messages == [FALLBACK_MESSAGE]
+    assert "bindAddress localhost is not a valid IP address" in second.statuses[FIRST].reason
+    assert listeners(second) == ["listener-::-9000"]
+    broken = snapshot(WEB, errors=(InputError(None, "unreadable", FIRST),))
+    third = translate(broken, previous=second.accepted)
+    assert third.statuses[FIRST].state is State.REJECTED
+    assert listeners(third) == ["listener-::-9000"]
+
+
+def test_fresh_gateway_cannot_take_the_port_a_rejected_one_still_holds() -> None:
+    first = translate(snapshot(gateway("first", 9000), WEB))
+    second = translate(
+        snapshot(gateway("first", 9000, "nowhere"), gateway("second", 9000, "127.0.0.1"), WEB),
+        previous=first.accepted,
+    )
+    assert second.statuses[SECOND].state is State.REJECTED
+    assert "gateway gw-system.first is rejected and its last accepted version keeps the port" in (
+        second.statuses[SECOND].reason
+    )
+    assert listeners(second) == ["listener-::-9000"]
+    assert second.proxy_statuses["gateway-proxy"].state is State.REJECTED
+
+
+def test_builtin_gateways_come_back_when_the_last_gateway_goes() -> None:
+    first = translate(snapshot(gateway("first", 9000), WEB))
+    second = translate(snapshot(WEB), previous=first.accepted)
+    assert listeners(second) == ["listener-::-8080"]
+    assert second.statuses[ResourceKey("VirtualService", "default", "web")].state is State.ACCEPTED
+
+
+def test_a_proxy_no_gateway_names_any_more_is_gone_but_the_default_stays() -> None:
+    one = translate(snapshot(gateway("first", 9000, proxies="[edge]"), WEB))
+    assert [p.name for p in one.proxies] == ["gateway-proxy", "edge"]
+    assert listeners(one, 0) == [] and listeners(one, 1) == ["listener-::-9000"]
+    assert set(one.served) == {"gw-system~gateway-proxy", "gw-system~edge"}
+    web = one.statuses[ResourceKey("VirtualService", "default", "web")]
+    assert list(web.subresource_statuses) == ["*v1.Proxy.edge_gw-system"]
+    two = translate(snapshot(gateway("first", 9000), WEB), previous=one.accepted)
+    assert [p.name for p in two.proxies] == ["gateway-proxy"]
+    assert listeners(two) == ["listener-::-9000"]
