@@ -28,6 +28,7 @@ from gw.translator.gateway.gateways import (
     build_gateways,
     choose_gateways,
     place_virtual_hosts,
+    warn_domain_conflicts,
     warn_empty_gateways,
 )
 from gw.translator.gateway.hostcache import HostCache
@@ -74,7 +75,7 @@ def build_proxy(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
     hosts = place_virtual_hosts(hosts, gateways, snapshot, options)
-    check_domain_conflicts(hosts, reports)
+    warn_domain_conflicts(check_domain_conflicts(hosts, reports), gateways, reports)
     check_sni_conflicts(hosts, reports)
     contributions.update(hosts)
     check_extauth_server(snapshot, extauth_server, settings_key, refs, reports)

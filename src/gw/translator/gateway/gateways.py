@@ -52,6 +52,12 @@ class Selection:
     expressions: tuple[LabelExpression, ...] = ()
     namespaces: tuple[str, ...] = ()
 
+    @property
+    def narrowed(self) -> bool:
+        """False when it picks every VirtualService."""
+        everywhere = not self.namespaces or "*" in self.namespaces
+        return bool(self.refs or self.labels or self.expressions or not everywhere)
+
     def picks(self, vs: api.VirtualService) -> bool:
         meta = vs.metadata
         if self.refs and not (self.expressions or self.labels):
@@ -130,7 +136,8 @@ def _build(
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
     for field in ("tcpGateway", "hybridGateway", "options", "routeOptions"):
-        if getattr(spec, _snake(field)) is not None:
+        value = getattr(spec, _snake(field))
+        if value or (value is not None and field.endswith("Gateway")):
             report.error(
                 f"spec.{field}",
                 f"{field} is not supported: gw builds HTTP gateways only; remove {field} "
@@ -148,7 +155,7 @@ def _build(
         if spec.tcp_gateway is None and spec.hybrid_gateway is None:
             report.error("spec", "invalid gateway: gateway must contain gatewayType")
         return None
-    if http.options is not None:
+    if http.options:  # `options: {}` (as installs write it) asks for nothing
         report.error(
             "spec.httpGateway.options",
             "httpGateway.options is not supported: remove it (see docs/gateways.md)",
@@ -344,12 +351,37 @@ def warn_empty_gateways(
     by_role: Mapping[str, list[ir.VirtualHost]],
     reports: Reports,
 ) -> None:
-    """A Gateway on which no virtual host landed has no listener: say so on it."""
+    """A Gateway whose selection picks no virtual host has no listener: say so on it. One
+    that selects everything (the established `httpGateway: {}`, an `ssl` gateway before the
+    first TLS VirtualService exists) is simply waiting, and says nothing."""
     for g in gateways:
-        if g.source is not None and not g.keep_empty and not by_role.get(g.role):
-            reports.of(ResourceKey(g.source.kind, g.source.namespace, g.source.name)).warning(
+        if not g.selection.narrowed or g.source is None or g.keep_empty:
+            continue
+        if not by_role.get(g.role):
+            key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
+            reports.of(key).warning(
                 "spec.httpGateway",
                 "no VirtualService is served by this gateway, so it has no listener: check "
                 "its selection and the `ssl` of the VirtualServices (settings "
                 "gateway.translateEmptyGateways: true listens anyway)",
+            )
+
+
+def warn_domain_conflicts(
+    conflicts: Iterable[tuple[str, str]],
+    gateways: tuple[GatewayListener, ...],
+    reports: Reports,
+) -> None:
+    """The Gateway also names the domains its VirtualServices fight over (they are
+    rejected; the gateway itself only warns, so that its listener keeps serving the rest)."""
+    by_role: dict[str, list[str]] = defaultdict(list)
+    for role, domain in conflicts:
+        by_role[role].append(domain)
+    for g in gateways:
+        if g.source is not None and by_role.get(g.role):
+            key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
+            reports.of(key).warning(
+                "spec.httpGateway",
+                "domain conflict: the following domains are present in more than one of the "
+                f"virtual services associated with this gateway: [{' '.join(by_role[g.role])}]",
             )

@@ -230,21 +230,26 @@ def _port_variant(domain: str, domains: tuple[str, ...]) -> bool:
     return bool(colon) and base in domains
 
 
-def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Reports) -> None:
+def check_domain_conflicts(
+    built: dict[ResourceKey, Contribution], reports: Reports
+) -> list[tuple[ListenerRole, str]]:
     """Two VirtualServices on one listener may not share a domain; both are rejected,
     as in the established gateway (the message names the other ones). TLS virtual hosts
     are exempt: each has its own filter chain and routes, told apart by SNI (tls.py).
     Runs once hosts are placed on listeners (gateways.py): the `:port` variants that
-    `with_ports` added are left out, they clash exactly when their domain does."""
+    `with_ports` added are left out, they clash exactly when their domain does.
+    Returns the (listener role, domain) pairs in conflict."""
     claims: dict[tuple[ListenerRole, str], list[ResourceKey]] = defaultdict(list)
     for key, contribution in built.items():
         for role, vhost in contribution.virtual_hosts:
             for domain in vhost.domains if vhost.tls is None else ():
                 if not _port_variant(domain, vhost.domains):
                     claims[(role, domain)].append(key)
-    for (_, domain), keys in sorted(claims.items()):
+    conflicts = []
+    for (role, domain), keys in sorted(claims.items()):
         if len(keys) < 2:
             continue
+        conflicts.append((role, domain))
         for key in keys:
             others = ", ".join(f"{k.namespace}.{k.name}" for k in keys if k != key)
             reports.of(key).error(
@@ -252,3 +257,4 @@ def check_domain_conflicts(built: dict[ResourceKey, Contribution], reports: Repo
                 f"domain conflict: the [{domain}] domain is present in other virtual services "
                 f"that belong to the same Gateway as this one: [{others}]",
             )
+    return conflicts
