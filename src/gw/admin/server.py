@@ -37,7 +37,9 @@ from gw.admin.debug import ENDPOINTS as DEBUG_ENDPOINTS
 from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
 from gw.api import Secret
+from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
+from gw.translator import ir
 from gw.translator.dump import REDACTED, proxy_resource, proxy_to_data, xds_to_data
 from gw.xds.server import AdsServer
 
@@ -86,7 +88,13 @@ def build_app(
         result = controlplane.result
         if result is None:
             return ok([])
-        return ok([proxy_resource(p, result.proxy_statuses.get(p.name)) for p in result.proxies])
+        connections = [c.summary() for c in ads.connections.values()]
+        return ok(
+            [
+                proxy_resource(p, with_nacks(result.proxy_statuses.get(p.name), p, connections))
+                for p in result.proxies
+            ]
+        )
 
     async def snapshot_xds(_: Request) -> JSONResponse:
         result = controlplane.result
@@ -139,6 +147,26 @@ def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
             "error": translation.error,
         },
     }
+
+
+def with_nacks(
+    status: Status | None, proxy: ir.Proxy, connections: list[dict[str, Any]]
+) -> Status | None:
+    """The Proxy's status with the NACKs of its Envoys: a proxy that refuses its latest
+    configuration keeps the previous one, and its Proxy is Rejected until it accepts."""
+    nacks = [
+        f"Envoy {c['node']} rejected {type_name.rsplit('.', 1)[-1]} version "
+        f"{state['nack']['version']}: {state['nack']['message']}"
+        for c in connections
+        if c["role"] == proxy.role
+        for type_name, state in sorted(c["types"].items())
+        if state.get("nack")
+    ]
+    if status is None or not nacks:
+        return status
+    return status.model_copy(
+        update={"state": State.REJECTED, "messages": [*status.messages, *nacks]}
+    )
 
 
 def control_plane_component() -> dict[str, Any]:
