@@ -226,6 +226,11 @@ def test_gwctl_get_proxy_shows_listeners_and_status(setup: Setup) -> None:
     rows = {r["PROXY NAME"]: r for r in table}
     assert rows["edge"]["LISTENERS"] == f"127.0.0.1:{ports['edge']}"
     assert rows["edge"]["STATUS"] == "Accepted"
+    served = gwctl(home, "proxy", "served-config", "--name", "edge", "-o", "json")
+    assert served.returncode == 0, served.stderr
+    config = json.loads(served.stdout)
+    assert config["role"] == "gw-system~edge"
+    assert [lis["name"] for lis in config["listeners"]] == [f"listener-127.0.0.1-{ports['edge']}"]
     gateways = parse_table(gwctl(home, "get", "gateways").stdout)
     assert {r["GATEWAY"]: r["STATUS"] for r in gateways} == {
         "by-label": "Accepted",
