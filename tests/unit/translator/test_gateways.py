@@ -79,3 +79,22 @@ def test_a_proxy_no_gateway_names_any_more_is_gone_but_the_default_stays() -> No
     two = translate(snapshot(gateway("first", 9000), WEB), previous=one.accepted)
     assert [p.name for p in two.proxies] == ["gateway-proxy"]
     assert listeners(two) == ["listener-::-9000"]
+
+
+SETTINGS = """
+apiVersion: gw.vendor.io/v1
+kind: Settings
+metadata: {name: default, namespace: gw-system}
+spec:
+  gateway: {translateEmptyGateways: true}
+"""
+
+
+def test_translate_empty_gateways_makes_an_idle_gateway_listen() -> None:
+    idle = gateway("first", 9000).replace("httpGateway: {}", "httpGateway: {virtualServices: []}")
+    ssl = gateway("second", 9443).replace("httpGateway: {}", "ssl: true\n  httpGateway: {}")
+    assert listeners(translate(snapshot(idle, ssl, WEB))) == ["listener-::-9000"]
+    assert listeners(translate(snapshot(idle, ssl, WEB, SETTINGS))) == [
+        "listener-::-9000",
+        "listener-::-9443",
+    ]
