@@ -17,8 +17,8 @@ from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.gateway import Contribution, build_proxy
-from gw.translator.gateway.gateways import PROXY_KIND
 from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.placement import PROXY_KIND
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports

@@ -98,3 +98,44 @@ def test_translate_empty_gateways_makes_an_idle_gateway_listen() -> None:
         "listener-::-9000",
         "listener-::-9443",
     ]
+
+
+def labelled(name: str, domain: str, color: str) -> str:
+    return vs(name, domain, name).replace(
+        "namespace: default}", f"namespace: default, labels: {{color: {color}}}}}"
+    )
+
+
+def selecting(name: str, port: int, color: str) -> str:
+    return gateway(name, port).replace(
+        "httpGateway: {}", f"httpGateway: {{virtualServiceSelector: {{color: {color}}}}}"
+    )
+
+
+def test_a_rejected_hosts_domain_is_held_on_its_own_listener_only() -> None:
+    """`old` is rejected and keeps serving a.test on the blue listener: a new host claiming
+    a.test there is refused, one claiming it on the green listener is not."""
+    gateways = (selecting("blue", 9001, "blue"), selecting("green", 9002, "green"))
+    first = translate(snapshot(*gateways, labelled("old", "a.test", "blue")))
+    broken = InputError(None, "unreadable", ResourceKey("VirtualService", "default", "old"))
+    second = translate(
+        snapshot(
+            *gateways,
+            labelled("same", "a.test", "blue"),
+            labelled("other", "a.test", "green"),
+            errors=(broken,),
+        ),
+        previous=first.accepted,
+    )
+    same = second.statuses[ResourceKey("VirtualService", "default", "same")]
+    other = second.statuses[ResourceKey("VirtualService", "default", "other")]
+    assert same.state is State.REJECTED
+    assert "still served by the last accepted version of virtual service default.old" in (
+        same.reason
+    )
+    assert other.state is State.ACCEPTED
+    hosts = {
+        listener.name: [v.name for v in listener.virtual_hosts]
+        for listener in second.proxy.listeners
+    }
+    assert hosts == {"listener-::-9001": ["default_old"], "listener-::-9002": ["default_other"]}

@@ -24,15 +24,15 @@ from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import attach_endpoints
 from gw.translator.gateway.extauth import build_extauth_server, check_extauth_server
-from gw.translator.gateway.gateways import (
-    build_gateways,
+from gw.translator.gateway.gateways import build_gateways
+from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.orch import add_service_clusters
+from gw.translator.gateway.placement import (
     choose_gateways,
     place_virtual_hosts,
     warn_domain_conflicts,
     warn_empty_gateways,
 )
-from gw.translator.gateway.hostcache import HostCache
-from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import build_proxies
 from gw.translator.gateway.tls import check_sni_conflicts, sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
@@ -64,7 +64,7 @@ def build_proxy(
     require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
     gateway_listeners = build_gateways(
-        snapshot, refs, reports, options.namespace, keep_empty=_translate_empty(settings)
+        snapshot, refs, reports, keep_empty=_translate_empty(settings)
     )
     gateways = choose_gateways(snapshot, broken, gateway_listeners, previous, reports, options)
     contributions.update(gateway_listeners)

@@ -15,10 +15,7 @@ accepted version, like every other kind.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gw import api
@@ -38,7 +35,6 @@ from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
 HTTP, HTTPS = "http", "https"
-PROXY_KIND = "Proxy"
 _PROXY_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -113,16 +109,16 @@ def kebab(name: str) -> str:
 
 
 def build_gateways(
-    snapshot: Snapshot, refs: Refs, reports: Reports, namespace: str, *, keep_empty: bool = False
+    snapshot: Snapshot, refs: Refs, reports: Reports, *, keep_empty: bool = False
 ) -> dict[ResourceKey, Contribution]:
-    """Each valid Gateway's listener (bad ones are reported and left out)."""
+    """Each valid Gateway's listener (bad ones are reported and left out). Port clashes
+    between gateways are found when they are chosen (`placement.choose_gateways`)."""
     out: dict[ResourceKey, Contribution] = {}
     for gateway in snapshot.of_kind(api.Gateway):
         listener = _build(gateway, refs, reports.of(gateway.key), keep_empty)
         if listener is not None:
             out[gateway.key] = Contribution(gateways=(listener,))
-    _check_ports(out, reports, {}, namespace)
-    return {k: c for k, c in out.items() if not reports.rejected(k)}
+    return out
 
 
 def _build(
@@ -234,154 +230,3 @@ def _selection(gateway: api.Gateway, refs: Refs, report: ResourceReport) -> Sele
         expressions=expressions,
         namespaces=tuple(http.virtual_service_namespaces),
     )
-
-
-def choose_gateways(
-    snapshot: Snapshot,
-    broken: Iterable[ResourceKey],
-    built: Mapping[ResourceKey, Contribution],
-    previous: Mapping[ResourceKey, Contribution],
-    reports: Reports,
-    options: Options,
-) -> tuple[GatewayListener, ...]:
-    """The listeners served: each Gateway as built, or as last accepted when rejected; the
-    built-in ones when there is no Gateway at all. A fresh gateway whose port a rejected
-    one's last accepted version still holds is rejected in turn (that one keeps it)."""
-    keys = {g.key for g in snapshot.of_kind(api.Gateway)}
-    keys |= {k for k in broken if k.kind == api.Gateway.KIND}
-    if not keys:
-        return default_gateways(options)
-    chosen: dict[ResourceKey, Contribution] = {}
-    fallback: dict[ResourceKey, Contribution] = {}
-    for key in sorted(keys):
-        if key in built and not reports.rejected(key):
-            chosen[key] = built[key]
-        elif key in previous:
-            fallback[key] = previous[key]
-    while _check_ports(chosen, reports, fallback, options.namespace):
-        for key in [k for k in chosen if reports.rejected(k)]:
-            del chosen[key]
-            if key in previous:
-                fallback[key] = previous[key]
-    return tuple(g for _, c in sorted({**chosen, **fallback}.items()) for g in c.gateways)
-
-
-def _check_ports(
-    fresh: Mapping[ResourceKey, Contribution],
-    reports: Reports,
-    fallback: Mapping[ResourceKey, Contribution],
-    namespace: str,
-) -> bool:
-    """Reject fresh gateways that share a port of a proxy with another gateway (a fallback
-    one keeps it). Findings go to the gateways and to the proxy. True when any was found."""
-    users: dict[tuple[str, int], list[tuple[ResourceKey, GatewayListener]]] = defaultdict(list)
-    for key, contribution in sorted({**fresh, **fallback}.items()):
-        for g in contribution.gateways:
-            for proxy in g.proxies:
-                users[(proxy, g.port)].append((key, g))
-    found = False
-    for (proxy, port), sharing in sorted(users.items()):
-        if len(sharing) < 2:
-            continue
-        listeners = " ".join(g.name for _, g in sharing)
-        gateways = ", ".join(f"{k.namespace}.{k.name}" for k, _ in sharing)
-        message = (
-            f"Listener Error: BindPortNotUniqueError. Reason: port {port} is shared by "
-            f"listeners [{listeners}] of gateways [{gateways}] on proxy {proxy}"
-        )
-        held = [k for k, _ in sharing if k in fallback]
-        for key, _ in sharing:
-            if key in fallback:
-                continue
-            found = True
-            hint = (
-                f"; gateway {held[0].namespace}.{held[0].name} is rejected and its last "
-                "accepted version keeps the port"
-                if held
-                else "; give each gateway of a proxy its own bindPort"
-            )
-            reports.of(key).error("spec.bindPort", message + hint)
-        reports.of(ResourceKey(PROXY_KIND, namespace, proxy)).error("spec.listeners", message)
-    return found
-
-
-def place_virtual_hosts(
-    hosts: Mapping[ResourceKey, Contribution],
-    gateways: tuple[GatewayListener, ...],
-    snapshot: Snapshot,
-    options: Options,
-) -> dict[ResourceKey, Contribution]:
-    """Each VirtualService's virtual host on every listener that selects it. The built-in
-    gateways select everything by TLS-ness, which is how `virtualhosts.py` already placed
-    them (roles `http`/`https`): then nothing changes."""
-    if gateways == default_gateways(options):
-        return dict(hosts)
-    out: dict[ResourceKey, Contribution] = {}
-    for key, contribution in hosts.items():
-        vs = snapshot.resources.get(key)
-        placed: list[tuple[str, ir.VirtualHost]] = []
-        for role, vhost in contribution.virtual_hosts:
-            built_port = options.https_port if role == HTTPS else options.http_port
-            for g in gateways:
-                if g.ssl == (role == HTTPS) and isinstance(vs, api.VirtualService):
-                    if g.selection.picks(vs):
-                        placed.append((g.role, _ported(vhost, built_port, g.port)))
-        secrets = contribution.secrets if placed else ()
-        out[key] = dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
-    return out
-
-
-def _ported(vhost: ir.VirtualHost, built: int, port: int) -> ir.VirtualHost:
-    """The host for a listener on `port`: `*.a.test` matches a `Host` with a port only as
-    `*.a.test:<listener port>` (see `virtualhosts.with_ports`)."""
-    if built == port:
-        return vhost
-    suffix = f":{built}"
-    domains = tuple(
-        d[: -len(suffix)] + f":{port}"
-        if d.startswith("*") and d.endswith(suffix) and d[: -len(suffix)] in vhost.domains
-        else d
-        for d in vhost.domains
-    )
-    return vhost if domains == vhost.domains else dataclasses.replace(vhost, domains=domains)
-
-
-def warn_empty_gateways(
-    gateways: tuple[GatewayListener, ...],
-    by_role: Mapping[str, list[ir.VirtualHost]],
-    reports: Reports,
-) -> None:
-    """A Gateway whose selection picks no virtual host has no listener: say so on it. One
-    that selects everything (the established `httpGateway: {}`, an `ssl` gateway before the
-    first TLS VirtualService exists) is simply waiting, and says nothing."""
-    for g in gateways:
-        if not g.selection.narrowed or g.source is None or g.keep_empty:
-            continue
-        if not by_role.get(g.role):
-            key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
-            reports.of(key).warning(
-                "spec.httpGateway",
-                "no VirtualService is served by this gateway, so it has no listener: check "
-                "its selection and the `ssl` of the VirtualServices (settings "
-                "gateway.translateEmptyGateways: true listens anyway)",
-            )
-
-
-def warn_domain_conflicts(
-    conflicts: Iterable[tuple[str, str]],
-    gateways: tuple[GatewayListener, ...],
-    reports: Reports,
-) -> None:
-    """The Gateway also names the domains its VirtualServices fight over (they are
-    rejected; the gateway itself only warns, so that its listener keeps serving the rest)."""
-    by_role: dict[str, list[str]] = defaultdict(list)
-    for role, domain in conflicts:
-        by_role[role].append(domain)
-    for g in gateways:
-        if g.source is not None and by_role.get(g.role):
-            key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
-            reports.of(key).warning(
-                "spec.httpGateway",
-                "domain conflict: the following domains are present in more than one of the "
-                f"virtual services associated with this gateway: [{' '.join(by_role[g.role])}]",
-            )
