@@ -277,3 +277,15 @@ def test_bad_and_conflicting_gateways_get_statuses_and_the_rest_keeps_serving(
     assert all(p["status"]["statuses"]["gw-system"]["state"] == "Accepted" for p in proxies), (
         json.dumps(proxies)[:2000]
     )
+
+
+def test_gwctl_translate_shows_every_proxy(setup: Setup) -> None:
+    """Offline (no control plane): the default proxy as before, and every proxy by name."""
+    result = gwctl(
+        setup.gw.home, "translate", "-f", str(setup.folder), "--to", "proxy,xds", "-o", "json"
+    )
+    data = json.loads(result.stdout)
+    assert data["proxy"]["name"] == "gateway-proxy"
+    assert sorted(data["proxies"]) == ["edge", "gateway-proxy"]
+    edge_listeners = data["served"]["gw-system~edge"]["listeners"]
+    assert [lis["name"] for lis in edge_listeners] == [f"listener-127.0.0.1-{setup.ports['edge']}"]

@@ -85,16 +85,7 @@ def build_app(
         return ok([proxy_to_data(p) for p in result.proxies] if result else [])
 
     async def proxy_resources(_: Request) -> JSONResponse:
-        result = controlplane.result
-        if result is None:
-            return ok([])
-        connections = [c.summary() for c in ads.connections.values()]
-        return ok(
-            [
-                proxy_resource(p, with_nacks(result.proxy_statuses.get(p.name), p, connections))
-                for p in result.proxies
-            ]
-        )
+        return ok(proxy_resources_data(controlplane, ads))
 
     async def snapshot_xds(_: Request) -> JSONResponse:
         result = controlplane.result
@@ -147,6 +138,18 @@ def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
             "error": translation.error,
         },
     }
+
+
+def proxy_resources_data(controlplane: ControlPlane, ads: AdsServer) -> list[dict[str, Any]]:
+    """Each Proxy as a resource, its status with its Envoys' NACKs (`gwctl get proxy`)."""
+    result = controlplane.result
+    if result is None:
+        return []
+    connections = [c.summary() for c in ads.connections.values()]
+    return [
+        proxy_resource(p, with_nacks(result.proxy_statuses.get(p.name), p, connections))
+        for p in result.proxies
+    ]
 
 
 def with_nacks(
