@@ -112,14 +112,22 @@ def test_crd_names_follow_the_reference() -> None:
     crds = all_crds()
     assert list(crds) == [
         "virtualservices.gateway.vendor.io",
+        "routetables.gateway.vendor.io",
+        "virtualhostoptions.gateway.vendor.io",
+        "routeoptions.gateway.vendor.io",
         "upstreams.gw.vendor.io",
+        "upstreamgroups.gw.vendor.io",
         "authconfigs.enterprise.gw.vendor.io",
         "settings.gw.vendor.io",
     ]
     short = {c["spec"]["names"]["kind"]: c["spec"]["names"]["shortNames"] for c in crds.values()}
     assert short == {
         "VirtualService": ["vs"],
+        "RouteTable": ["rt"],
+        "VirtualHostOption": ["vhopts"],
+        "RouteOption": ["rtopts"],
         "Upstream": ["us"],
+        "UpstreamGroup": ["ug"],
         "AuthConfig": ["ac"],
         "Settings": ["st"],
     }
@@ -277,7 +285,11 @@ def test_rbac_grants_each_component_only_what_it_uses() -> None:
     }
     assert gw_writes == {
         ("virtualservices/status", "patch", ()),
+        ("routetables/status", "patch", ()),
+        ("virtualhostoptions/status", "patch", ()),
+        ("routeoptions/status", "patch", ()),
         ("upstreams/status", "patch", ()),
+        ("upstreamgroups/status", "patch", ()),
         ("settings/status", "patch", ()),
         ("authconfigs/status", "patch", ()),
         ("leases", "create", ()),

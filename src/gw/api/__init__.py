@@ -14,10 +14,13 @@ from pydantic import ValidationError
 
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
+from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.routetable import RouteTable
 from gw.api.secret import Secret
 from gw.api.settings import Settings
 from gw.api.upstream import Upstream
+from gw.api.upstreamgroup import UpstreamGroup
 from gw.api.virtualservice import VirtualService
 
 __all__ = [
@@ -34,10 +37,14 @@ __all__ = [
     "Resource",
     "ResourceKey",
     "ResourceRef",
+    "RouteOption",
+    "RouteTable",
     "Secret",
     "Service",
     "Settings",
     "Upstream",
+    "UpstreamGroup",
+    "VirtualHostOption",
     "VirtualService",
     "kind_for",
     "parse_document",
@@ -46,7 +53,11 @@ __all__ = [
 #: Every kind gw reads, in the order `gwctl` lists them. Adding a kind = adding it here.
 KINDS: tuple[type[Resource], ...] = (
     VirtualService,
+    RouteTable,
     Upstream,
+    UpstreamGroup,
+    VirtualHostOption,
+    RouteOption,
     AuthConfig,
     Settings,
     Secret,

@@ -17,13 +17,25 @@ from typing import Any
 
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Resource
+from gw.api.options import RouteOption, VirtualHostOption
+from gw.api.routetable import RouteTable
 from gw.api.settings import Settings
 from gw.api.status import NamespacedStatuses
 from gw.api.upstream import Upstream
+from gw.api.upstreamgroup import UpstreamGroup
 from gw.api.virtualservice import VirtualService
 
 #: The kinds the orchestrator stores as custom resources.
-CRD_KINDS: tuple[type[Resource], ...] = (VirtualService, Upstream, AuthConfig, Settings)
+CRD_KINDS: tuple[type[Resource], ...] = (
+    VirtualService,
+    RouteTable,
+    VirtualHostOption,
+    RouteOption,
+    Upstream,
+    UpstreamGroup,
+    AuthConfig,
+    Settings,
+)
 
 #: The namespace whose status the printer columns show (the controller's; REFERENCE §2.1).
 STATUS_NAMESPACE = "gw-system"
@@ -43,6 +55,13 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Hosts", "type": "string", "jsonPath": ".spec.static.hosts[*].addr"},
         {"name": "Status", "type": "string", "jsonPath": _STATE},
     ],
+    "RouteTable": [
+        {"name": "Weight", "type": "integer", "jsonPath": ".spec.weight"},
+        {"name": "Status", "type": "string", "jsonPath": _STATE},
+    ],
+    "VirtualHostOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RouteOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "UpstreamGroup": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "Settings": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
 }

@@ -1,4 +1,4 @@
-"""`gwctl get upstreams|virtualservice [NAME]`: resources with their status, as the
+"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables [NAME]`: resources with their status, as the
 established tool's tables (REFERENCE.md §7.3) or as manifests (`-o yaml|json`)."""
 
 from __future__ import annotations
@@ -103,6 +103,61 @@ def virtualservice_table(resources: list[dict[str, Any]]) -> str:
     return render_table(headers, rows)
 
 
+@app.command("routetable")
+@app.command("routetables", hidden=True)
+@app.command("rt", hidden=True)
+def get_routetables(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List route tables with their routes and status."""
+    resources = resources_of(connect(admin_url), "RouteTable", name)
+    emit(resources, output, routetable_table(resources))
+
+
+def routetable_table(resources: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            r["metadata"]["name"],
+            "\n".join(
+                route_line(route, r["metadata"].get("namespace", "default"))
+                for route in r.get("spec", {}).get("routes", [])
+            ),
+            state_text(r),
+        ]
+        for r in resources
+    ]
+    return render_table(["Route Table", "Routes", "Status"], rows)
+
+
+@app.command("upstreamgroup")
+@app.command("upstreamgroups", hidden=True)
+@app.command("ug", hidden=True)
+def get_upstreamgroups(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List upstream groups with status, total weight and destinations."""
+    resources = resources_of(connect(admin_url), "UpstreamGroup", name)
+    emit(resources, output, upstreamgroup_table(resources))
+
+
+def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
+    rows = []
+    for r in resources:
+        namespace = r["metadata"].get("namespace", "default")
+        dests = r.get("spec", {}).get("destinations", [])
+        details = []
+        for d in dests:
+            single = {"routeAction": {"single": d.get("destination", {})}}
+            details.append(f"{destination(single, namespace)}: weight {d.get('weight', 0)}")
+        total = sum(int(d.get("weight", 0)) for d in dests)
+        rows.append([r["metadata"]["name"], state_text(r), str(total), "\n".join(details)])
+    return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
+
+
 def state_text(resource: dict[str, Any]) -> str:
     """The state, then one line per finding for a resource that is not Accepted."""
     status = resource.get("status", {}).get("statuses", {}).get(CONTROLLER_NAMESPACE)
@@ -176,6 +231,11 @@ def destination(route: dict[str, Any], namespace: str) -> str:
         return str(route["directResponseAction"].get("status"))
     if "redirectAction" in route:
         return str(route["redirectAction"].get("hostRedirect", "redirect"))
+    if "delegateAction" in route:
+        ref = route["delegateAction"].get("ref")
+        if ref:
+            return f"{ref.get('namespace') or namespace}.{ref['name']} (route table)"
+        return "route tables by selector"
     action = route.get("routeAction", {})
     if "multi" in action:
         return f"{len(action['multi'].get('destinations', []))} destinations"

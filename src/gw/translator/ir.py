@@ -75,6 +75,32 @@ class WeightedCluster:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    """Envoy's retry policy; None fields keep Envoy's defaults."""
+
+    retry_on: str = ""
+    num_retries: int | None = None
+    per_try_timeout_ms: int | None = None
+    base_interval_ms: int | None = None
+    max_interval_ms: int | None = None
+    retriable_status_codes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorsPolicy:
+    """A CORS policy; `disabled` switches CORS handling off (a route's `disableForRoute`)."""
+
+    allow_origins: tuple[str, ...] = ()
+    allow_origin_regexes: tuple[str, ...] = ()
+    allow_methods: tuple[str, ...] = ()
+    allow_headers: tuple[str, ...] = ()
+    expose_headers: tuple[str, ...] = ()
+    max_age: str | None = None
+    allow_credentials: bool | None = None
+    disabled: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Forward:
     """Send the request to one cluster, or split it across several by weight."""
 
@@ -209,6 +235,10 @@ class Route:
     rbac: Rbac | None = None
     #: None: as the virtual host says.
     extauth: ExtAuth | None = None
+    #: Replaces the virtual host's retry policy on this route (None: inherit it).
+    retries: RetryPolicy | None = None
+    #: Replaces the virtual host's CORS policy on this route (None: inherit it).
+    cors: CorsPolicy | None = None
 
 
 # --- JWT verification ---------------------------------------------------------------------
@@ -365,6 +395,8 @@ class VirtualHost:
     extauth: ExtAuth | None = None
     #: Set (from Settings) when the host or one of its routes uses extauth.
     extauth_server: ExtAuthServer | None = None
+    retries: RetryPolicy | None = None
+    cors: CorsPolicy | None = None
 
     @property
     def uses_extauth(self) -> bool:

@@ -53,6 +53,10 @@ class Refs:
         """Record an edge found without a `ResourceRef` (e.g. a generated upstream)."""
         self.edges.append(Edge(referrer, field, referent))
 
+    def of_kind(self, kind: type[R]) -> list[R]:
+        """Every resource of `kind`, by key (for selectors; link what they pick)."""
+        return [r for _, r in sorted(self._resources.items()) if isinstance(r, kind)]
+
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""
         return key in self._resources or key in self._broken

@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform
+from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
@@ -60,10 +61,11 @@ class Router:
         return ()
 
 
-#: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
+#: Agreed order: early transformation, cors, jwt_authn, rbac, ext_authz, regular transformation,
 #: router. Each transformation stage is two filters (`envoy/transform.py`).
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
+    CorsFilter(),
     JwtFilter(),
     RbacFilter(),
     ExtAuthz(),
