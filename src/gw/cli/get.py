@@ -1,5 +1,6 @@
-"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables [NAME]`: resources with their status, as the
-established tool's tables (REFERENCE.md §7.3) or as manifests (`-o yaml|json`)."""
+"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables [NAME]`: resources with
+their status, as the established tool's tables (REFERENCE.md §7.3) or as manifests
+(`-o yaml|json`)."""
 
 from __future__ import annotations
 
