@@ -12,8 +12,8 @@ from gw.api.status import State
 from gw.api.virtualservice import RouteOptions
 from gw.snapshot import Snapshot
 from gw.translator import translate
-from gw.translator.gateway.delegation import _matches
 from gw.translator.gateway.optionrefs import merge_over
+from gw.translator.gateway.selectors import matches
 
 VS = """
 apiVersion: gateway.vendor.io/v1
@@ -89,7 +89,7 @@ def test_selector_expressions(
     expression = SelectorExpression.model_validate(
         {"key": "k", "operator": operator, "values": values}
     )
-    assert _matches(expression, labels) is expected
+    assert matches(expression, labels) is expected
 
 
 def test_a_rejected_table_keeps_the_accepted_routes_of_its_virtual_service() -> None:

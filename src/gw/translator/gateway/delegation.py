@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from gw import api
 from gw.api import ResourceKey, ResourceRef
-from gw.api.delegation import DelegateAction, RouteTableSelector, SelectorExpression
+from gw.api.delegation import DelegateAction
 from gw.api.virtualservice import Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.gateway.selectors import select_tables
 from gw.translator.reports import Finding, ResourceReport
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 _INVALID = "invalid route: "
 _PREFIX = "route table matchers must begin with the prefix of their parent route's matcher"
-_EQUALS = {"Equals", "DoubleEquals", "=", "=="}
-_NOT_EQUALS = {"NotEquals", "!="}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,76 +208,13 @@ def _targets(builder: RouteBuilder, action: DelegateAction, field: str) -> list[
             "either via a resource reference or a selector",
         )
         return []
-    return _select(builder, action.selector, f"{field}.selector")
-
-
-def _select(
-    builder: RouteBuilder, selector: RouteTableSelector, field: str
-) -> list[api.RouteTable]:
-    if selector.labels and selector.expressions:
-        builder.report.warning(
-            field, "cannot use both labels and expressions within the same selector"
-        )
-        return []
-    for i, expression in enumerate(selector.expressions):
-        problem = _expression_problem(expression)
-        if problem is not None:
-            builder.report.warning(
-                f"{field}.expressions[{i}]",
-                f"the route table selector expression is invalid: {problem}",
-            )
-            return []
-    namespaces = selector.namespaces or [builder.owner.namespace]
-    picked = [
-        table
-        for table in builder.refs.of_kind(api.RouteTable)
-        if ("*" in namespaces or table.metadata.namespace in namespaces)
-        and all(table.metadata.labels.get(k) == v for k, v in selector.labels.items())
-        and all(_matches(e, table.metadata.labels) for e in selector.expressions)
-    ]
-    if not picked:
-        builder.report.warning(field, "no route table matches the given selector")
-    for table in picked:
-        builder.refs.link(builder.owner, field, table.key)
-    return picked
-
-
-def _expression_problem(e: SelectorExpression) -> str | None:
-    single = _EQUALS | _NOT_EQUALS | {"GreaterThan", "LessThan", "gt", "lt"}
-    if e.operator in single and len(e.values) != 1:
-        return f"operator {e.operator} takes exactly one value"
-    if e.operator in {"In", "NotIn", "in", "notin"} and not e.values:
-        return f"operator {e.operator} takes at least one value"
-    if e.operator in {"Exists", "DoesNotExist", "exists", "!"} and e.values:
-        return f"operator {e.operator} takes no values"
-    if (
-        e.operator in {"GreaterThan", "LessThan", "gt", "lt"}
-        and not e.values[0].lstrip("-").isdigit()
-    ):
-        return f"operator {e.operator} compares integers, not {e.values[0]!r}"
-    return None
-
-
-def _matches(e: SelectorExpression, labels: dict[str, str]) -> bool:
-    value = labels.get(e.key)
-    op = e.operator
-    if op in _EQUALS:
-        return value == e.values[0]
-    if op in _NOT_EQUALS:
-        return value != e.values[0]
-    if op in {"In", "in"}:
-        return value in e.values
-    if op in {"NotIn", "notin"}:
-        return value not in e.values
-    if op in {"Exists", "exists"}:
-        return value is not None
-    if op in {"DoesNotExist", "!"}:
-        return value is None
-    if value is None or not value.lstrip("-").isdigit():
-        return False
-    if op in {"GreaterThan", "gt"}:
-        return int(value) > int(e.values[0])
-    return int(value) < int(e.values[0])
+    return select_tables(
+        action.selector,
+        owner=builder.owner,
+        refs=builder.refs,
+        report=builder.report,
+        field=f"{field}.selector",
+    )
 
 
 def _ordered(tables: list[api.RouteTable]) -> list[tuple[api.RouteTable, int, Route]]:

@@ -19,15 +19,15 @@ from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_over, route_options
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.transform import build_staged_transformations
-from gw.translator.gateway.upstreamgroups import group_clusters
+from gw.translator.gateway.upstreamgroups import route_to_group
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
-from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import Reports, ResourceReport
 
 _REDIRECT_CODES = {
@@ -94,7 +94,11 @@ class RouteBuilder:
         options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
         if route.delegate_action is not None:
             if route.route_action or route.redirect_action or route.direct_response_action:
-                self.report.error(field, "a route needs exactly one action")
+                self.report.error(
+                    field,
+                    "a route needs exactly one of routeAction, redirectAction, "
+                    "directResponseAction or delegateAction",
+                )
                 return
             delegate(self, index, route, options, parent)
             return
@@ -160,54 +164,7 @@ class RouteBuilder:
     # --- matching -------------------------------------------------------------------------
 
     def match(self, m: Matcher, field: str) -> ir.RouteMatch | None:
-        paths = [
-            (k, v)
-            for k, v in (("prefix", m.prefix), ("exact", m.exact), ("regex", m.regex))
-            if v is not None
-        ]
-        if not paths:
-            self.report.error(
-                field, "no path specifier provided: set one of prefix, exact or regex"
-            )
-            return None
-        if len(paths) > 1:
-            names = ", ".join(k for k, _ in paths)
-            self.report.error(field, f"a matcher takes one path specifier, not {names}")
-            return None
-        kind, path = paths[0]
-        if kind in ("prefix", "exact") and not path.startswith("/"):
-            self.report.error(f"{field}.{kind}", f"{path!r} must start with /")
-            return None
-        if kind == "regex" and not self._regex_ok(path, f"{field}.regex"):
-            return None
-        headers = []
-        for i, h in enumerate(m.headers):
-            if h.regex and not self._regex_ok(h.value, f"{field}.headers[{i}].value"):
-                return None
-            headers.append(
-                ir.HeaderMatch(name=h.name, value=h.value, regex=h.regex, invert=h.invert_match)
-            )
-        query = []
-        for i, q in enumerate(m.query_parameters):
-            if q.regex and not self._regex_ok(q.value, f"{field}.queryParameters[{i}].value"):
-                return None
-            query.append(ir.QueryMatch(name=q.name, value=q.value, regex=q.regex))
-        return ir.RouteMatch(
-            path_kind=kind,  # type: ignore[arg-type]
-            path=path,
-            case_sensitive=m.case_sensitive is not False,
-            headers=tuple(headers),
-            query=tuple(query),
-            methods=tuple(m.methods),
-        )
-
-    def _regex_ok(self, pattern: str, field: str) -> bool:
-        try:
-            capture_groups(pattern)
-        except RegexError as exc:
-            self.report.error(field, str(exc))
-            return False
-        return True
+        return build_match(m, field, self.report)
 
     # --- actions --------------------------------------------------------------------------
 
@@ -291,19 +248,9 @@ class RouteBuilder:
         return None
 
     def _group(self, ref: ResourceRef, field: str) -> tuple[ir.WeightedCluster, ...] | None:
-        """The group's clusters; () when it does not exist; None when it is invalid (it is
-        rejected, and so is this route's resource, through the reference)."""
-        group = self.refs.resolve(api.UpstreamGroup, ref, referrer=self.owner, field=field)
-        key = self.refs.key(api.UpstreamGroup, ref, self.owner)
-        if group is None:
-            if not self.refs.exists(key):
-                self.report.warning(
-                    field,
-                    f"Route Warning: InvalidDestinationWarning. Reason: *v1.UpstreamGroup "
-                    f"{{ {key.namespace}.{key.name} }} not found",
-                )
-            return ()
-        return group_clusters(group, self.refs, ResourceReport())
+        return route_to_group(
+            ref, owner=self.owner, refs=self.refs, report=self.report, field=field
+        )
 
     def _destination(self, dest: Destination, field: str) -> ir.WeightedCluster | None:
         if (dest.upstream is None) == (dest.orch is None):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from gw import api
+from gw.api import ResourceKey, ResourceRef
 from gw.translator import ir
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.upstreams import cluster_name
@@ -21,6 +22,25 @@ from gw.translator.reports import Reports, ResourceReport
 def check_upstream_groups(refs: Refs, reports: Reports) -> None:
     for group in refs.of_kind(api.UpstreamGroup):
         group_clusters(group, refs, reports.of(group.key))
+
+
+def route_to_group(
+    ref: ResourceRef, *, owner: ResourceKey, refs: Refs, report: ResourceReport, field: str
+) -> tuple[ir.WeightedCluster, ...] | None:
+    """A route's clusters for the group: () when it does not exist (warned; the route
+    answers 503); None when it is invalid (it is rejected, and so is the route's resource,
+    through the reference)."""
+    group = refs.resolve(api.UpstreamGroup, ref, referrer=owner, field=field)
+    key = refs.key(api.UpstreamGroup, ref, owner)
+    if group is None:
+        if not refs.exists(key):
+            report.warning(
+                field,
+                f"Route Warning: InvalidDestinationWarning. Reason: *v1.UpstreamGroup "
+                f"{{ {key.namespace}.{key.name} }} not found",
+            )
+        return ()
+    return group_clusters(group, refs, ResourceReport())
 
 
 def group_clusters(
