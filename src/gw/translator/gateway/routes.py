@@ -92,6 +92,11 @@ class RouteBuilder:
             report=self.report,
         )
         options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
+        if own and own.prefix_rewrite and route.route_action is None and not route.delegate_action:
+            self.report.error(
+                f"{field}.options.prefixRewrite",
+                "prefix rewrite is only available for Route Actions",
+            )
         if route.delegate_action is not None:
             if route.route_action or route.redirect_action or route.direct_response_action:
                 self.report.error(
