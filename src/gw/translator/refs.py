@@ -30,6 +30,7 @@ class Refs:
         self._resources = resources
         self._broken = broken
         self.edges: list[Edge] = []
+        self._by_kind: dict[type[Resource], list[Resource]] = {}
 
     def resolve(
         self,
@@ -54,8 +55,14 @@ class Refs:
         self.edges.append(Edge(referrer, field, referent))
 
     def of_kind(self, kind: type[R]) -> list[R]:
-        """Every resource of `kind`, by key (for selectors; link what they pick)."""
-        return [r for _, r in sorted(self._resources.items()) if isinstance(r, kind)]
+        """Every resource of `kind`, by key (for selectors; link what they pick). Listed once
+        per translation: selectors of many routes read the same list."""
+        listed = self._by_kind.get(kind)
+        if listed is None:
+            listed = self._by_kind[kind] = [
+                r for _, r in sorted(self._resources.items()) if isinstance(r, kind)
+            ]
+        return listed  # type: ignore[return-value]
 
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""
