@@ -64,6 +64,10 @@ class Refs:
             ]
         return listed  # type: ignore[return-value]
 
+    def broken_of_kind(self, kind: type[Resource]) -> list[ResourceKey]:
+        """Resources of `kind` whose manifest cannot be read now (their labels are unknown)."""
+        return sorted(k for k in self._broken if k.kind == kind.KIND)
+
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""
         return key in self._resources or key in self._broken

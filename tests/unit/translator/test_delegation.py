@@ -10,7 +10,7 @@ from gw.api import ResourceKey, parse_document
 from gw.api.delegation import SelectorExpression
 from gw.api.status import State
 from gw.api.virtualservice import RouteOptions
-from gw.snapshot import Snapshot
+from gw.snapshot import InputError, Snapshot
 from gw.translator import translate
 from gw.translator.gateway.optionrefs import merge_over
 from gw.translator.gateway.selectors import matches
@@ -99,6 +99,30 @@ def test_a_rejected_table_keeps_the_accepted_routes_of_its_virtual_service() -> 
     vs_key = ResourceKey("VirtualService", "default", "shop")
     assert second.reports.state(ResourceKey("RouteTable", "default", "api")) is State.REJECTED
     assert second.reports.state(vs_key) is State.REJECTED
+    (listener,) = second.proxy.listeners
+    (vhost,) = listener.virtual_hosts
+    assert [r.match.path for r in vhost.routes] == ["/api/a"]
+
+
+def test_an_unreadable_table_in_a_selector_scope_keeps_the_last_accepted_routes() -> None:
+    """A table whose manifest broke cannot say whether the selector picks it: the
+    VirtualService is rejected and keeps serving, instead of losing the table's routes."""
+    selecting = VS.replace("{ref: {name: api}}", "{selector: {labels: {team: shop}}}")
+    labelled = table("{prefix: /api/a}").replace(
+        "namespace: default}", "namespace: default, labels: {team: shop}}"
+    )
+    first = translate(snapshot(selecting, labelled))
+    vs_key = ResourceKey("VirtualService", "default", "shop")
+    assert first.reports.state(vs_key) is State.ACCEPTED
+    broken_key = ResourceKey("RouteTable", "default", "api")
+    broken = snapshot(selecting)
+    broken = Snapshot(
+        resources=broken.resources, errors=(InputError(None, "bad yaml", broken_key),)
+    )
+    second = translate(broken, previous=first.accepted)
+    assert second.reports.state(vs_key) is State.REJECTED
+    (finding,) = second.reports.of(vs_key).errors
+    assert finding.message == "RouteTable default.api is rejected; fix it first (see its status)"
     (listener,) = second.proxy.listeners
     (vhost,) = listener.virtual_hosts
     assert [r.match.path for r in vhost.routes] == ["/api/a"]

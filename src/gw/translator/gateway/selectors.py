@@ -42,6 +42,12 @@ def select_tables(
         and all(table.metadata.labels.get(k) == v for k, v in selector.labels.items())
         and all(matches(e, table.metadata.labels) for e in selector.expressions)
     ]
+    # A table that no longer parses might be one the selector picked: its referrer is
+    # rejected (through the reference) and keeps serving its last accepted routes, rather
+    # than silently losing them.
+    for key in refs.broken_of_kind(api.RouteTable):
+        if "*" in namespaces or key.namespace in namespaces:
+            refs.link(owner, field, key)
     if not picked:
         report.warning(field, "no route table matches the given selector")
     for table in picked:
