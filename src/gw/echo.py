@@ -7,8 +7,8 @@ the quick-start example routes to it. `x-echo-name` in the response tells instan
 
 A request can ask for a misbehaving upstream, to try retries and timeouts:
 `x-echo-delay-ms: N` answers after N milliseconds; `x-echo-status: N` answers with status N;
-`x-echo-fail-first: N` answers 503 to the first N requests that carry the same
-`x-echo-key` (the answer's `x-echo-attempt` counts them).
+`x-echo-fail-first: N` answers 503 (or `x-echo-fail-status`) to the first N requests that
+carry the same `x-echo-key` (the answer's `x-echo-attempt` counts them).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def build_app(name: str = "echo") -> Starlette:
             attempts[key] += 1
             headers["x-echo-attempt"] = str(attempts[key])
             if attempts[key] <= int(fail_first):
-                status = 503
+                status = int(request.headers.get("x-echo-fail-status", "503"))
         data: dict[str, Any] = {
             "name": name,
             "method": request.method,

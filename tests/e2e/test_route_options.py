@@ -70,6 +70,7 @@ spec:
         allowHeaders: [content-type, x-requested-with]
         exposeHeaders: [x-request-id]
         maxAge: "600"
+      retries: {{retryOn: retriable-status-codes, numRetries: 1, retriableStatusCodes: [409]}}
     optionsConfigRefs:
       delegateOptions: [{{name: platform}}]
     routes:
@@ -192,7 +193,19 @@ def test_retries_hide_an_upstream_that_fails_first(gw: GwUp) -> None:
     response = send(gw, "/retry", headers={"x-echo-fail-first": "3", "x-echo-key": key + "-3"})
     assert response.status_code == 503
     assert response.headers["x-echo-attempt"] == "3"
-    # Without retries the first failure reaches the client.
+    # The route's policy replaces the virtual host's: a 409 is not retried here.
+    conflict = {"x-echo-fail-first": "1", "x-echo-fail-status": "409"}
+    response = send(gw, "/retry", headers={**conflict, "x-echo-key": key + "-409"})
+    assert response.status_code == 409
+
+
+def test_virtual_host_retries_apply_to_routes_without_their_own(gw: GwUp) -> None:
+    key = uuid.uuid4().hex
+    conflict = {"x-echo-fail-first": "1", "x-echo-fail-status": "409", "x-echo-key": key}
+    response = send(gw, "/other", headers=conflict)
+    assert name_of(response) == "alpha"
+    assert response.headers["x-echo-attempt"] == "2"
+    # 503 is not among the host's retriable status codes: the first failure reaches the client.
     response = send(gw, "/other", headers={"x-echo-fail-first": "1", "x-echo-key": key + "-n"})
     assert response.status_code == 503
     assert response.headers["x-echo-attempt"] == "1"
