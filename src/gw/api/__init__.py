@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.ratelimit import RateLimitConfig
 from gw.api.secret import Secret
 from gw.api.settings import Settings
 from gw.api.upstream import Upstream
@@ -31,6 +32,7 @@ __all__ = [
     "Model",
     "Pod",
     "Problem",
+    "RateLimitConfig",
     "Resource",
     "ResourceKey",
     "ResourceRef",
@@ -48,6 +50,7 @@ KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Upstream,
     AuthConfig,
+    RateLimitConfig,
     Settings,
     Secret,
     *ORCH_KINDS,

@@ -11,6 +11,7 @@ from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
 from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.tls import SslConfig
 from gw.api.transform import TransformationStages
@@ -105,6 +106,8 @@ class RouteOptions(Model):
     jwt: RouteJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class Route(Model):
@@ -122,6 +125,8 @@ class VirtualHostOptions(Model):
     extauth: ExtAuthExtension | None = None
     staged_transformations: TransformationStages | None = None
     header_manipulation: HeaderManipulation | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class VirtualHost(Model):

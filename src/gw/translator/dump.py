@@ -22,6 +22,8 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
     data: dict[str, Any] = redact(_drop_empty(dataclasses.asdict(proxy)))
     if not data.get("auth_configs"):
         data.pop("auth_configs", None)  # most proxies have none: keep their dumps short
+    if not data.get("rate_limit_configs"):
+        data.pop("rate_limit_configs", None)
     return data
 
 

@@ -21,6 +21,7 @@ from gw.translator.envoy import names, transform
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.ratelimit import GlobalRateLimitFilter, LocalRateLimitFilter
 from gw.translator.envoy.rbac import RbacFilter
 
 
@@ -61,12 +62,17 @@ class Router:
 
 
 #: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
-#: router. Each transformation stage is two filters (`envoy/transform.py`).
+#: router. Each transformation stage is two filters (`envoy/transform.py`). Rate limits
+#: (REFERENCE.md Appendix A): local limits before authentication; the global one after the
+#: regular transformation, or before authentication with `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
+    LocalRateLimitFilter(),
+    GlobalRateLimitFilter(before_auth=True),
     JwtFilter(),
     RbacFilter(),
     ExtAuthz(),
     *transform.REGULAR,
+    GlobalRateLimitFilter(before_auth=False),
     Router(),
 )

@@ -16,6 +16,7 @@ from gw.translator import ir
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.gateway.upstreams import cluster_name
@@ -57,6 +58,7 @@ class RouteBuilder:
         self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
         self.extauth = ExtAuthResolver(refs, vs.key, report)
+        self.ratelimit = RateLimitResolver(refs, vs.key, report)
 
     def add(self, index: int, route: Route) -> None:
         field = f"spec.virtualHost.routes[{index}]"
@@ -72,6 +74,9 @@ class RouteBuilder:
         extauth = None
         if options.extauth is not None:
             extauth = self.extauth.resolve(options.extauth, f"{field}.options.extauth")
+        ratelimit = self.ratelimit.resolve(
+            options.rate_limit_configs, options.local_ratelimit, f"{field}.options"
+        )
         matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")
@@ -88,6 +93,7 @@ class RouteBuilder:
                     jwt_disabled=jwt_disabled,
                     rbac=rbac,
                     extauth=extauth,
+                    ratelimit=ratelimit,
                 )
             )
 
