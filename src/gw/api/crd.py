@@ -17,13 +17,20 @@ from typing import Any
 
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Resource
+from gw.api.ratelimit import RateLimitConfig
 from gw.api.settings import Settings
 from gw.api.status import NamespacedStatuses
 from gw.api.upstream import Upstream
 from gw.api.virtualservice import VirtualService
 
 #: The kinds the orchestrator stores as custom resources.
-CRD_KINDS: tuple[type[Resource], ...] = (VirtualService, Upstream, AuthConfig, Settings)
+CRD_KINDS: tuple[type[Resource], ...] = (
+    VirtualService,
+    Upstream,
+    AuthConfig,
+    RateLimitConfig,
+    Settings,
+)
 
 #: The namespace whose status the printer columns show (the controller's; REFERENCE §2.1).
 STATUS_NAMESPACE = "gw-system"
@@ -44,6 +51,7 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Status", "type": "string", "jsonPath": _STATE},
     ],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RateLimitConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "Settings": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
 }
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
