@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from tests.support.gwctl import gwctl, parse_table
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
@@ -174,6 +175,17 @@ def test_the_request_over_the_limit_gets_429_with_the_limit_headers(env: dict[st
     assert over.headers["x-ratelimit-remaining"] == "0"
     assert 0 < int(over.headers["x-ratelimit-reset"]) <= 3600
     assert "x-echo-name" not in over.headers  # never reached the upstream
+
+
+def test_gwctl_lists_the_config_and_checks_it(env: dict[str, Any]) -> None:
+    gw: GwUp = env["gw"]
+    listed = gwctl(gw.home, "get", "rlc")
+    assert listed.returncode == 0, listed.stderr
+    assert parse_table(listed.stdout) == [
+        {"RATE LIMIT CONFIG": "per-client", "STATUS": "Accepted", "DESCRIPTORS": "client"}
+    ]
+    checked = gwctl(gw.home, "check", "--exclude", "deployments", "--exclude", "pods")
+    assert "Checking RateLimitConfigs... OK" in checked.stdout, checked.stdout
 
 
 def test_each_descriptor_value_has_its_own_counter(env: dict[str, Any]) -> None:
