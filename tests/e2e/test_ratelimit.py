@@ -186,6 +186,9 @@ def test_gwctl_lists_the_config_and_checks_it(env: dict[str, Any]) -> None:
     ]
     checked = gwctl(gw.home, "check", "--exclude", "deployments", "--exclude", "pods")
     assert "Checking RateLimitConfigs... OK" in checked.stdout, checked.stdout
+    served = httpx.get(gw.admin_url + "/snapshots/xds", timeout=5).json()
+    (config,) = served["data"]["gw-system~ratelimit"]["rateLimitConfigs"]
+    assert config["config_id"] == "default.per-client"
 
 
 def test_each_descriptor_value_has_its_own_counter(env: dict[str, Any]) -> None:

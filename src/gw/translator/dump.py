@@ -43,6 +43,12 @@ def xds_to_data(xds: Xds) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def ratelimit_to_data(xds: Xds) -> dict[str, list[dict[str, Any]]]:
+    """What the rate-limit servers are served (Structs, like AuthConfigs: named here)."""
+    configs = [message_to_data(m) for by_name in xds.resources.values() for m in by_name.values()]
+    return {"rateLimitConfigs": configs} if configs else {}
+
+
 def short_type(type_url: str) -> str:
     return {
         "Listener": "listeners",
