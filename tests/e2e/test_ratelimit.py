@@ -67,6 +67,17 @@ spec:
     rateLimits:
       - actions: [{{requestHeaders: {{headerName: x-client, descriptorKey: client}}}}]
 ---
+apiVersion: ratelimit.vendor.io/v1alpha1
+kind: RateLimitConfig
+metadata: {{name: per-team, namespace: default}}
+spec:
+  raw:
+    descriptors:
+      - key: team
+        rateLimit: {{unit: HOUR, requestsPerUnit: 2}}
+    rateLimits:
+      - actions: [{{requestHeaders: {{headerName: x-team, descriptorKey: team}}}}]
+---
 apiVersion: gateway.vendor.io/v1
 kind: VirtualService
 metadata: {{name: app, namespace: default}}
@@ -83,6 +94,10 @@ spec:
         routeAction: {{single: {{upstream: {{name: app}}}}}}
         options:
           localRatelimit: {{maxTokens: 2, tokensPerFill: 2, fillInterval: 3600s}}
+      - matchers: [{{prefix: /early}}]
+        routeAction: {{single: {{upstream: {{name: app}}}}}}
+        options:
+          rateLimitEarlyConfigs: {{refs: [{{name: per-team}}]}}
       - matchers: [{{prefix: /}}]
         routeAction: {{single: {{upstream: {{name: app}}}}}}
 """
@@ -112,9 +127,11 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             thing.stop()
 
 
-def get(gw: GwUp, path: str, client: str | None = None) -> httpx.Response:
+def get(
+    gw: GwUp, path: str, client: str | None = None, extra: dict[str, str] | None = None
+) -> httpx.Response:
     headers = {"x-client": client} if client else {}
-    return httpx.get(gw.url + path, headers=headers, timeout=10)
+    return httpx.get(gw.url + path, headers={**headers, **(extra or {})}, timeout=10)
 
 
 def in_one_window(check: Callable[[], T]) -> T:
@@ -182,13 +199,14 @@ def test_gwctl_lists_the_config_and_checks_it(env: dict[str, Any]) -> None:
     listed = gwctl(gw.home, "get", "rlc")
     assert listed.returncode == 0, listed.stderr
     assert parse_table(listed.stdout) == [
-        {"RATE LIMIT CONFIG": "per-client", "STATUS": "Accepted", "DESCRIPTORS": "client"}
+        {"RATE LIMIT CONFIG": "per-client", "STATUS": "Accepted", "DESCRIPTORS": "client"},
+        {"RATE LIMIT CONFIG": "per-team", "STATUS": "Accepted", "DESCRIPTORS": "team"},
     ]
     checked = gwctl(gw.home, "check", "--exclude", "deployments", "--exclude", "pods")
     assert "Checking RateLimitConfigs... OK" in checked.stdout, checked.stdout
     served = httpx.get(gw.admin_url + "/snapshots/xds", timeout=5).json()
-    (config,) = served["data"]["gw-system~ratelimit"]["rateLimitConfigs"]
-    assert config["config_id"] == "default.per-client"
+    configs = served["data"]["gw-system~ratelimit"]["rateLimitConfigs"]
+    assert [c["config_id"] for c in configs] == ["default.per-client", "default.per-team"]
 
 
 def test_each_descriptor_value_has_its_own_counter(env: dict[str, Any]) -> None:
@@ -204,6 +222,22 @@ def test_each_descriptor_value_has_its_own_counter(env: dict[str, Any]) -> None:
     assert others == [200] * LIMIT
     # Requests without the header produce no descriptor: the server is not even asked.
     assert get(gw, "/anything").status_code == 200
+
+
+def test_early_configs_are_enforced_with_the_hosts_configs(env: dict[str, Any]) -> None:
+    gw: GwUp = env["gw"]
+    team, client = f"t-{uuid.uuid4()}", f"c-{uuid.uuid4()}"
+
+    def run() -> tuple[list[int], int]:
+        early = [get(gw, "/early", None, {"x-team": team}).status_code for _ in range(3)]
+        # The host's rateLimitConfigs still apply on the route (field by field).
+        host = [get(gw, "/early", client).status_code for _ in range(LIMIT + 1)]
+        return early, host[-1]
+
+    early, host = in_one_window(run)
+    assert early == [200, 200, 429]
+    assert host == 429
+    assert get(gw, "/anything", None, {"x-team": team}).status_code == 200  # route only
 
 
 def test_local_limits_are_per_route(env: dict[str, Any]) -> None:
@@ -267,7 +301,7 @@ def test_a_killed_standalone_server_follows_deny_on_fail(env: dict[str, Any]) ->
             gw_env(work / "home"),
             work / f"ratelimit-{port}.log",
         )
-        wait_until(lambda: "serving 1 configs" in server.output(), what="gw ratelimit config")
+        wait_until(lambda: "serving 2 configs" in server.output(), what="gw ratelimit config")
         return server
 
     server = start()

@@ -107,6 +107,8 @@ class RouteOptions(Model):
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
     rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
 
 
@@ -126,6 +128,8 @@ class VirtualHostOptions(Model):
     staged_transformations: TransformationStages | None = None
     header_manipulation: HeaderManipulation | None = None
     rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
 
 

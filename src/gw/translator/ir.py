@@ -384,7 +384,7 @@ class VirtualHost:
     def uses_global_ratelimit(self) -> bool:
         """True when some request on this host may be sent to the rate-limit server."""
         return any(
-            r is not None and bool(r.policies)
+            r is not None and r.has_global
             for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
         )
 

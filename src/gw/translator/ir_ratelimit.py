@@ -115,11 +115,19 @@ class LocalLimit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RateLimits:
-    """A virtual host's or route's limits. A route's replace its host's (Envoy's most
-    specific per-filter config wins), global and local each on their own."""
+    """A virtual host's or route's limits: `policies` (`rateLimitConfigs`, checked where
+    Settings `rateLimitBeforeAuth` says), `early` (always before authentication), `regular`
+    (always after authorization), and the local bucket. A route's replace its host's in each
+    filter (Envoy's most specific per-filter config wins)."""
 
     policies: tuple[Policy, ...] = ()
+    early: tuple[Policy, ...] = ()
+    regular: tuple[Policy, ...] = ()
     local: LocalLimit | None = None
+
+    @property
+    def has_global(self) -> bool:
+        return bool(self.policies or self.early or self.regular)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -64,15 +64,16 @@ class Router:
 #: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
 #: router. Each transformation stage is two filters (`envoy/transform.py`). Rate limits
 #: (REFERENCE.md Appendix A): local limits before authentication; the global one after the
-#: regular transformation, or before authentication with `rateLimitBeforeAuth`.
+#: regular transformation; the early one (`rateLimitEarlyConfigs`, and `rateLimitConfigs`
+#: with `rateLimitBeforeAuth`) before authentication.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     LocalRateLimitFilter(),
-    GlobalRateLimitFilter(before_auth=True),
+    GlobalRateLimitFilter("early"),
     JwtFilter(),
     RbacFilter(),
     ExtAuthz(),
     *transform.REGULAR,
-    GlobalRateLimitFilter(before_auth=False),
+    GlobalRateLimitFilter("regular"),
     Router(),
 )

@@ -29,6 +29,8 @@ RBAC = "envoy.filters.http.rbac"
 EXT_AUTHZ = "envoy.filters.http.ext_authz"
 LOCAL_RATELIMIT = "envoy.filters.http.local_ratelimit"
 RATELIMIT = "envoy.filters.http.ratelimit"
+#: The second ratelimit filter, before authentication (per-route configs are keyed by name).
+RATELIMIT_EARLY = "gw.ratelimit.early"
 #: The cluster ext_authz calls when Settings name no server: it does not exist, so every
 #: check fails and Envoy denies (fail closed) instead of refusing the configuration.
 EXTAUTH_SERVER_MISSING = "extauth-server-not-configured"

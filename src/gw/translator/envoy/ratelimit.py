@@ -6,13 +6,15 @@ per host and per route (`typed_per_filter_config`; the most specific wins), so t
 without limits never pay for them. The listener-level `local_ratelimit` has no bucket of
 its own: it limits nothing until a host or route gives it one. `ratelimit` sits after
 authorization and the regular transformation (REFERENCE.md Appendix A), or before
-authentication when Settings say `rateLimitBeforeAuth`: `HTTP_FILTERS` holds one instance
-for each place and each host is served by the one its server says.
+authentication when Settings say `rateLimitBeforeAuth`; `rateLimitEarlyConfigs` and
+`rateLimitRegularConfigs` always go to the early and the regular one. `HTTP_FILTERS` holds
+one instance for each place (the early one named `gw.ratelimit.early`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from envoy.config.core.v3 import base_pb2, config_source_pb2, grpc_service_pb2
 from envoy.config.ratelimit.v3 import rls_pb2 as rls_config_pb2
@@ -94,17 +96,34 @@ def build_local(limit: irl.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRat
 
 
 class GlobalRateLimitFilter:
-    name = names.RATELIMIT
+    """One of the two ratelimit filters: `early` (before authentication: the hosts' and
+    routes' `rateLimitEarlyConfigs`, and their `rateLimitConfigs` when Settings say
+    `rateLimitBeforeAuth`) or `regular` (after authorization: `rateLimitRegularConfigs`, and
+    `rateLimitConfigs` otherwise)."""
 
-    def __init__(self, *, before_auth: bool) -> None:
-        self.before_auth = before_auth
+    def __init__(self, stage: Literal["early", "regular"]) -> None:
+        self.stage = stage
+        self.name = names.RATELIMIT_EARLY if stage == "early" else names.RATELIMIT
 
-    def _mine(self, vhost: ir.VirtualHost) -> bool:
+    def _policies(
+        self, vhost: ir.VirtualHost, limits: irl.RateLimits | None
+    ) -> tuple[irl.Policy, ...]:
+        if limits is None:
+            return ()
         server = vhost.ratelimit_server
-        return (server is not None and server.before_auth) == self.before_auth
+        before_auth = server is not None and server.before_auth
+        if self.stage == "early":
+            return limits.early + (limits.policies if before_auth else ())
+        return limits.regular + (() if before_auth else limits.policies)
+
+    def _used(self, vhost: ir.VirtualHost) -> bool:
+        return any(
+            self._policies(vhost, r)
+            for r in (vhost.ratelimit, *(r.ratelimit for r in vhost.routes))
+        )
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
-        users = [v for v in vhosts if v.uses_global_ratelimit and self._mine(v)]
+        users = [v for v in vhosts if self._used(v)]
         if not users:
             return None
         servers = sorted(
@@ -115,19 +134,38 @@ class GlobalRateLimitFilter:
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
-        if vhost.ratelimit is None or not vhost.ratelimit.policies or not self._mine(vhost):
+        policies = self._policies(vhost, vhost.ratelimit)
+        if not policies:
             return None
-        out: Message = _per_route(vhost.ratelimit.policies)
+        out: Message = _per_route(policies)
         return out
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        if route.ratelimit is None or not route.ratelimit.policies or not self._mine(vhost):
+        own = route.ratelimit
+        if not self._policies(vhost, own):
+            return None  # nothing of the route's own for this filter: the host's applies
+        assert own is not None
+        policies = self._policies(vhost, _inherit(vhost.ratelimit, own))
+        if not policies:
             return None
-        out: Message = _per_route(route.ratelimit.policies)
+        out: Message = _per_route(policies)
         return out
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
         return ()
+
+
+def _inherit(host: irl.RateLimits | None, route: irl.RateLimits) -> irl.RateLimits:
+    """A route's limits field by field: each of `rateLimitConfigs`, `rateLimitEarlyConfigs`
+    and `rateLimitRegularConfigs` the route does not set is its host's (a route's per-filter
+    config replaces the host's whole, so the host's part is repeated there)."""
+    if host is None:
+        return route
+    return irl.RateLimits(
+        policies=route.policies or host.policies,
+        early=route.early or host.early,
+        regular=route.regular or host.regular,
+    )
 
 
 def build_global(server: irl.RateLimitServer | None) -> rate_limit_pb2.RateLimit:

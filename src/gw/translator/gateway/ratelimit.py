@@ -18,6 +18,7 @@ from gw import api
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator import ir_ratelimit as irl
@@ -32,6 +33,12 @@ SETTINGS_NAME = "default"
 SERVER_FIELD = "spec.ratelimitServer.ratelimitServerRef"
 #: Envoy refuses a token bucket that refills faster than this.
 MIN_FILL_INTERVAL_MS = 50
+#: The options naming RateLimitConfigs: (model attribute, manifest field).
+_CONFIG_FIELDS = (
+    ("rate_limit_configs", "rateLimitConfigs"),
+    ("rate_limit_early_configs", "rateLimitEarlyConfigs"),
+    ("rate_limit_regular_configs", "rateLimitRegularConfigs"),
+)
 
 
 class RateLimitResolver:
@@ -43,18 +50,31 @@ class RateLimitResolver:
         self.report = report
 
     def resolve(
-        self, configs: RateLimitConfigRefs | None, local: LocalRateLimit | None, field: str
+        self, options: VirtualHostOptions | RouteOptions, field: str
     ) -> irl.RateLimits | None:
         """The limits an options block asks for (None: none; the host's apply)."""
-        policies: list[irl.Policy] = []
-        if configs is not None:
-            where = f"{field}.rateLimitConfigs"
-            for i, ref in enumerate(configs.refs):
-                policies.extend(self._policies(ref, f"{where}.refs[{i}]"))
+        policies = {
+            attr: self._refs(getattr(options, attr), f"{field}.{name}")
+            for attr, name in _CONFIG_FIELDS
+        }
+        local = options.local_ratelimit
         built_local = _local(local, f"{field}.localRatelimit", self.report) if local else None
-        if not policies and built_local is None:
+        if not any(policies.values()) and built_local is None:
             return None
-        return irl.RateLimits(policies=tuple(policies), local=built_local)
+        return irl.RateLimits(
+            policies=policies["rate_limit_configs"],
+            early=policies["rate_limit_early_configs"],
+            regular=policies["rate_limit_regular_configs"],
+            local=built_local,
+        )
+
+    def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[irl.Policy, ...]:
+        if configs is None:
+            return ()
+        out: list[irl.Policy] = []
+        for i, ref in enumerate(configs.refs):
+            out.extend(self._policies(ref, f"{field}.refs[{i}]"))
+        return tuple(out)
 
     def _policies(self, ref: api.ResourceRef, field: str) -> tuple[irl.Policy, ...]:
         key = self.refs.key(api.RateLimitConfig, ref, self.referrer)
@@ -191,14 +211,19 @@ def _global_fields(vs: api.VirtualService) -> list[str]:
     vhost = vs.spec.virtual_host
     if vhost is None:
         return []
-    out = []
-    if vhost.options and vhost.options.rate_limit_configs and vhost.options.rate_limit_configs.refs:
-        out.append("spec.virtualHost.options.rateLimitConfigs")
-    for i, route in enumerate(vhost.routes):
-        options = route.options
-        if options and options.rate_limit_configs and options.rate_limit_configs.refs:
-            out.append(f"spec.virtualHost.routes[{i}].options.rateLimitConfigs")
-    return out
+    blocks: list[tuple[str, VirtualHostOptions | RouteOptions | None]]
+    blocks = [("spec.virtualHost.options", vhost.options)]
+    blocks += [
+        (f"spec.virtualHost.routes[{i}].options", route.options)
+        for i, route in enumerate(vhost.routes)
+    ]
+    return [
+        f"{where}.{name}"
+        for where, options in blocks
+        if options is not None
+        for attr, name in _CONFIG_FIELDS
+        if (refs := getattr(options, attr)) is not None and refs.refs
+    ]
 
 
 def _limited(vhost: ir.VirtualHost) -> bool:

@@ -74,9 +74,7 @@ class RouteBuilder:
         extauth = None
         if options.extauth is not None:
             extauth = self.extauth.resolve(options.extauth, f"{field}.options.extauth")
-        ratelimit = self.ratelimit.resolve(
-            options.rate_limit_configs, options.local_ratelimit, f"{field}.options"
-        )
+        ratelimit = self.ratelimit.resolve(options, f"{field}.options")
         matchers = route.matchers or _CATCH_ALL
         for m_index, matcher in enumerate(matchers):
             match = self._match(matcher, f"{field}.matchers[{m_index}]")

@@ -174,9 +174,7 @@ def build_virtual_host(
         jwt=jwt,
         rbac=rbac,
         extauth=extauth,
-        ratelimit=routes.ratelimit.resolve(
-            options.rate_limit_configs, options.local_ratelimit, _OPTIONS
-        ),
+        ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
     )
 
 
