@@ -30,7 +30,7 @@ T = TypeVar("T")
 CLUSTER = "ratelimit_gw-system"
 
 
-def settings(server_port: int, *, deny_on_fail: bool) -> str:
+def settings(server_port: int, *, deny_on_fail: bool, before_auth: bool = False) -> str:
     return f"""\
 apiVersion: gw.vendor.io/v1
 kind: Settings
@@ -40,6 +40,7 @@ spec:
     ratelimitServerRef: {{name: ratelimit, namespace: gw-system}}
     requestTimeout: 2s
     denyOnFail: {str(deny_on_fail).lower()}
+    rateLimitBeforeAuth: {str(before_auth).lower()}
     enableXRatelimitHeaders: true
 ---
 apiVersion: gw.vendor.io/v1
@@ -331,4 +332,68 @@ def test_a_killed_standalone_server_follows_deny_on_fail(env: dict[str, Any]) ->
         )
     finally:
         server.stop()
+        switch_server(env, env["inproc"], deny_on_fail=False)
+
+
+LOCKED = """\
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: locked, namespace: default}
+spec:
+  virtualHost:
+    domains: [locked.test]
+    options:
+      rbac: {}                      # no policies: RBAC denies every request (403)
+      rateLimitConfigs: {refs: [{name: per-client}]}
+      rateLimitEarlyConfigs: {refs: [{name: per-team}]}
+    routes:
+      - matchers: [{prefix: /}]
+        routeAction: {single: {upstream: {name: app}}}
+"""
+
+
+def early_limits(gw: GwUp) -> int:
+    """How many rate limits the early filter has on the `locked` host, as Envoy runs it."""
+    dump = httpx.get(gw.proxy_admin_url + "/config_dump", timeout=5).json()
+    for config in dump["configs"]:
+        for route_config in config.get("dynamic_route_configs", []):
+            for vhost in route_config["route_config"].get("virtual_hosts", []):
+                if vhost["name"] == "default_locked":
+                    early = vhost.get("typed_per_filter_config", {}).get("gw.ratelimit.early")
+                    return len(early["rate_limits"]) if early else 0
+    return -1
+
+
+def test_limits_run_before_or_after_authorization_as_configured(env: dict[str, Any]) -> None:
+    """REFERENCE Appendix A: rateLimitConfigs are checked after RBAC (a denied request is
+    not counted) unless Settings say rateLimitBeforeAuth; rateLimitEarlyConfigs always
+    before."""
+    gw: GwUp = env["gw"]
+    (env["folder"] / "locked.yaml").write_text(LOCKED)
+    gw.wait_status("VirtualService default.locked", "Warning")  # RBAC without policies
+    wait_until(lambda: early_limits(gw) == 1, what="the locked host in Envoy")
+
+    def locked(headers: dict[str, str]) -> int:
+        return httpx.get(gw.url, headers={"host": "locked.test", **headers}).status_code
+
+    def run() -> tuple[list[int], list[int], list[int]]:
+        client, team = f"l-{uuid.uuid4()}", f"t-{uuid.uuid4()}"
+        (env["folder"] / "settings.yaml").write_text(settings(env["inproc"], deny_on_fail=False))
+        wait_until(lambda: early_limits(gw) == 1, what="rate limits after RBAC in Envoy")
+        after = [locked({"x-client": client}) for _ in range(LIMIT + 1)]
+        early = [locked({"x-team": team}) for _ in range(3)]
+        (env["folder"] / "settings.yaml").write_text(
+            settings(env["inproc"], deny_on_fail=False, before_auth=True)
+        )
+        wait_until(lambda: early_limits(gw) == 2, what="rateLimitBeforeAuth in Envoy")
+        before = [locked({"x-client": client}) for _ in range(LIMIT + 1)]
+        return after, early, before
+
+    try:
+        after, early, before = in_one_window(run)
+        assert after == [403] * (LIMIT + 1)  # RBAC answered first: nothing was counted
+        assert early == [403, 403, 429]
+        assert before == [403] * LIMIT + [429]
+    finally:
+        (env["folder"] / "locked.yaml").unlink()
         switch_server(env, env["inproc"], deny_on_fail=False)
