@@ -20,6 +20,7 @@ from gw.translator.ir_ratelimit import UNIT_SECONDS
 KEY_PREFIX = "gw-ratelimit:"
 #: A down Redis must be a clear error within Envoy's request timeout, not a hang.
 REDIS_TIMEOUT = 1.0
+MAX_CONNECTIONS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +40,17 @@ def window(domain: str, entries: Sequence[tuple[str, str]], unit: str, now: floa
 class RedisCounter:
     def __init__(self, host: str, port: int, db: int = 0) -> None:
         self.address = f"{host}:{port}"
-        self.client = aioredis.Redis(
+        # A busy server waits (briefly) for a free connection rather than failing the check.
+        pool = aioredis.BlockingConnectionPool(
+            max_connections=MAX_CONNECTIONS,
+            timeout=REDIS_TIMEOUT,
             host=host,
             port=port,
             db=db,
-            max_connections=64,
             socket_connect_timeout=REDIS_TIMEOUT,
             socket_timeout=REDIS_TIMEOUT,
-            retry=Retry(NoBackoff(), 0),
         )
+        self.client = aioredis.Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
 
     async def hit(self, hits: Sequence[tuple[Window, int]]) -> list[int]:
         """Add `amount` to each window; the counts after. Raises redis or OS errors."""
@@ -61,4 +64,4 @@ class RedisCounter:
         return [int(results[2 * i]) for i in range(len(hits))]
 
     async def close(self) -> None:
-        await self.client.aclose()
+        await self.client.aclose(close_connection_pool=True)
