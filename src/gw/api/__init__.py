@@ -16,6 +16,7 @@ from gw.api.authconfig import AuthConfig
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.ratelimit import RateLimitConfig
 from gw.api.routetable import RouteTable
 from gw.api.secret import Secret
 from gw.api.settings import Settings
@@ -34,6 +35,7 @@ __all__ = [
     "Model",
     "Pod",
     "Problem",
+    "RateLimitConfig",
     "Resource",
     "ResourceKey",
     "ResourceRef",
@@ -59,6 +61,7 @@ KINDS: tuple[type[Resource], ...] = (
     VirtualHostOption,
     RouteOption,
     AuthConfig,
+    RateLimitConfig,
     Settings,
     Secret,
     *ORCH_KINDS,

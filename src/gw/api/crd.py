@@ -18,6 +18,7 @@ from typing import Any
 from gw.api.authconfig import AuthConfig
 from gw.api.meta import Resource
 from gw.api.options import RouteOption, VirtualHostOption
+from gw.api.ratelimit import RateLimitConfig
 from gw.api.routetable import RouteTable
 from gw.api.settings import Settings
 from gw.api.status import NamespacedStatuses
@@ -34,6 +35,7 @@ CRD_KINDS: tuple[type[Resource], ...] = (
     Upstream,
     UpstreamGroup,
     AuthConfig,
+    RateLimitConfig,
     Settings,
 )
 
@@ -63,6 +65,7 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
     "RouteOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "UpstreamGroup": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RateLimitConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "Settings": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
 }
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

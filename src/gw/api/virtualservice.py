@@ -13,6 +13,7 @@ from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
 from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.tls import SslConfig
@@ -110,6 +111,10 @@ class RouteOptions(Model):
     extauth: ExtAuthExtension | None = None
     retries: RetryPolicy | None = None
     cors: CorsPolicy | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class Route(Model):
@@ -133,6 +138,10 @@ class VirtualHostOptions(Model):
     header_manipulation: HeaderManipulation | None = None
     retries: RetryPolicy | None = None
     cors: CorsPolicy | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class VirtualHost(Model):

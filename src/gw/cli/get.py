@@ -1,6 +1,6 @@
-"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables [NAME]`: resources with
-their status, as the established tool's tables (REFERENCE.md §7.3) or as manifests
-(`-o yaml|json`)."""
+"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables|ratelimitconfig [NAME]`:
+resources with their status, as the established tool's tables (REFERENCE.md §7.3) or as
+manifests (`-o yaml|json`)."""
 
 from __future__ import annotations
 
@@ -157,6 +157,31 @@ def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
         total = sum(int(d.get("weight", 0)) for d in dests)
         rows.append([r["metadata"]["name"], state_text(r), str(total), "\n".join(details)])
     return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
+
+
+@app.command("ratelimitconfig")
+@app.command("ratelimitconfigs", hidden=True)
+@app.command("rlc", hidden=True)
+def get_ratelimitconfig(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List rate limit configs with status and their top-level descriptors."""
+    resources = resources_of(connect(admin_url), "RateLimitConfig", name)
+    emit(resources, output, ratelimitconfig_table(resources))
+
+
+def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
+    rows = []
+    for r in resources:
+        raw = r.get("spec", {}).get("raw") or {}
+        descriptors = [
+            d.get("key", "") + (f"={d['value']}" if "value" in d else "")
+            for d in raw.get("descriptors") or []
+        ]
+        rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
+    return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
 
 
 def state_text(resource: dict[str, Any]) -> str:

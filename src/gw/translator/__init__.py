@@ -16,6 +16,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
+from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
 from gw.translator.gateway import Contribution, build_proxy
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.options import Options
@@ -50,6 +51,8 @@ class Result:
     cache: TranslationCache = field(default_factory=TranslationCache)
     #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
     extauth: Xds = field(default_factory=lambda: Xds({}))
+    #: What the rate-limit servers are served (role `proxy.ratelimit_role`).
+    ratelimit: Xds = field(default_factory=lambda: Xds({}))
 
 
 def translate(
@@ -75,6 +78,7 @@ def translate(
         references=references,
         cache=TranslationCache(hosts=hosts, protos=protos),
         extauth=Xds(build_extauth_resources(proxy)),
+        ratelimit=Xds(build_ratelimit_resources(proxy)),
     )
 
 

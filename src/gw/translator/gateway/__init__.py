@@ -23,6 +23,12 @@ from gw.translator.gateway.endpoints import attach_endpoints
 from gw.translator.gateway.extauth import build_extauth_server, check_extauth_server
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.orch import add_service_clusters
+from gw.translator.gateway.ratelimit import (
+    attach_rate_limits,
+    build_ratelimit_server,
+    check_ratelimit_server,
+)
+from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
 from gw.translator.gateway.tls import sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.gateway.virtualhosts import build_virtual_services
@@ -52,19 +58,23 @@ def build_proxy(
     require_rbac = bool(settings and settings.spec.rbac and settings.spec.rbac.require_rbac)
     contributions: dict[ResourceKey, Contribution] = {}
     extauth_server, settings_key = build_extauth_server(snapshot, options, refs, reports)
+    ratelimit_server, _ = build_ratelimit_server(snapshot, options, refs, reports)
     contributions.update(build_upstreams(snapshot, refs, reports, options))
     contributions.update(build_auth_configs(snapshot, refs, reports))
+    contributions.update(build_rate_limit_configs(snapshot, reports))
     hosts, cache = build_virtual_services(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
     contributions.update(hosts)
     check_extauth_server(snapshot, extauth_server, settings_key, refs, reports)
+    check_ratelimit_server(snapshot, ratelimit_server, settings_key, refs, reports)
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}
     proxy = attach_endpoints(_assemble(accepted, fresh, options, extauth_server), snapshot, reports)
+    proxy = attach_rate_limits(proxy, accepted, ratelimit_server)
     return proxy, accepted, tuple(refs.edges), cache
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gw.translator import ir, ir_extauth
+from gw.translator import ir, ir_extauth, ir_ratelimit
 
 ListenerRole = Literal["http", "https"]
 
@@ -21,3 +21,4 @@ class Contribution:
     clusters: tuple[ir.Cluster, ...] = ()
     secrets: tuple[ir.TlsSecret, ...] = ()
     auth_configs: tuple[ir_extauth.AuthConfig, ...] = ()
+    rate_limit_configs: tuple[ir_ratelimit.RateLimitConfig, ...] = ()

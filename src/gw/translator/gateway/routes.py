@@ -22,6 +22,7 @@ from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_over, route_options
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.transform import build_staged_transformations
@@ -71,6 +72,7 @@ class RouteBuilder:
         self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
+        self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
 
     def for_table(self, table: api.RouteTable, report: ResourceReport) -> RouteBuilder:
         """A builder for `table`'s routes, adding to this one's routes."""
@@ -78,6 +80,7 @@ class RouteBuilder:
         child.owner, child.prefix, child.report = table.key, "spec.routes", report
         child.extauth = ExtAuthResolver(self.refs, table.key, report)
         child.extauth.configs = self.extauth.configs
+        child.ratelimit = RateLimitResolver(self.refs, table.key, report)
         return child
 
     def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
@@ -119,6 +122,7 @@ class RouteBuilder:
         extauth = None
         if options.extauth is not None:
             extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
+        ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
         for match in self._matches(route, field, parent):
@@ -136,6 +140,7 @@ class RouteBuilder:
                     extauth=extauth,
                     retries=retries,
                     cors=cors,
+                    ratelimit=ratelimit,
                 )
             )
 

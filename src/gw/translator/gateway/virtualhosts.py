@@ -197,6 +197,7 @@ def build_virtual_host(
         extauth=extauth,
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
         cors=build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False),
+        ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
     )
 
 
