@@ -237,6 +237,9 @@ class ControlPlane:
             # servers); an install without external auth has no extauth role at all.
             if _has_resources(result.extauth.resources) or self.cache.get(extauth_role):
                 self.cache.set(extauth_role, result.extauth.resources)
+            ratelimit_role = result.proxy.ratelimit_role
+            if _has_resources(result.ratelimit.resources) or self.cache.get(ratelimit_role):
+                self.cache.set(ratelimit_role, result.ratelimit.resources)
             changed = self.store.statuses.write(result.statuses)
             if changed and self.on_status is not None:
                 self.on_status(changed, snapshot)

@@ -56,6 +56,8 @@ class UpOptions:
     dev_port: int = 10010
     echo_port: int | None = None
     extauth_port: int | None = 8083
+    ratelimit_port: int | None = 18081
+    ratelimit_redis: str = "127.0.0.1:6379"
     log_level: str = "info"
     envoy_log_level: str = "info"
     concurrency: int | None = None
@@ -137,6 +139,8 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     )
     if options.extauth_port is not None:
         await _start_extauth(options, translate_options.namespace, servers)
+    if options.ratelimit_port is not None:
+        await _start_ratelimit(options, translate_options.namespace, servers)
     tasks = list(servers.tasks)
     tasks.append(asyncio.create_task(envoy.run(), name="envoy"))
     stops = list(servers.stops)
@@ -154,6 +158,12 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
     if options.extauth_port is not None:
         print(f"  extauth server at {_host(options.bind)}:{options.extauth_port}", file=out)
+    if options.ratelimit_port is not None:
+        print(
+            f"  rate-limit server at {_host(options.bind)}:{options.ratelimit_port} "
+            f"(counting in redis at {options.ratelimit_redis})",
+            file=out,
+        )
     out.flush()
 
     stop = asyncio.Event()
@@ -193,6 +203,25 @@ async def _start_extauth(options: UpOptions, namespace: str, servers: ControlPla
     )
     servers.tasks.append(extauth.task)
     servers.stops.append(extauth.stop)
+
+
+async def _start_ratelimit(
+    options: UpOptions, namespace: str, servers: ControlPlaneServers
+) -> None:
+    """The rate-limit server, in this process, configured over xDS like everywhere else."""
+    from gw.ratelimit.server import RatelimitOptions, start_ratelimit
+
+    ratelimit = await start_ratelimit(
+        RatelimitOptions(
+            bind=options.bind,
+            port=options.ratelimit_port or 18081,
+            xds_address=_join(options.bind, options.xds_port),
+            role=f"{namespace}~ratelimit",
+            redis=options.ratelimit_redis,
+        )
+    )
+    servers.tasks.append(ratelimit.task)
+    servers.stops.append(ratelimit.stop)
 
 
 class StatusPrinter:
@@ -285,6 +314,11 @@ def _write_state(options: UpOptions) -> Path:
         **(
             {"extauthAddress": f"{host}:{options.extauth_port}"}
             if options.extauth_port is not None
+            else {}
+        ),
+        **(
+            {"ratelimitAddress": f"{host}:{options.ratelimit_port}"}
+            if options.ratelimit_port is not None
             else {}
         ),
         "logs": {

@@ -19,7 +19,7 @@ from gw.discovery import ServiceDiscovery, discover
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator import Options, Result, translate
-from gw.translator.dump import proxy_to_data, xds_to_data
+from gw.translator.dump import proxy_to_data, ratelimit_to_data, xds_to_data
 
 CASES = Path(__file__).parent / "cases"
 #: Goldens are translated as of this moment (2026-06-01 UTC), so certificate expiry is
@@ -79,6 +79,9 @@ def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
     extauth = xds_to_data(result.extauth)
     if extauth:  # what the extauth servers are served (cases without AuthConfigs omit it)
         out["extauth"] = extauth
+    ratelimit = ratelimit_to_data(result.ratelimit)
+    if ratelimit:  # what the rate-limit servers are served (only cases with configs)
+        out["ratelimit"] = ratelimit
     return out
 
 

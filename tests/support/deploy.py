@@ -43,7 +43,10 @@ def documents(rendered: dict[str, str]) -> list[dict[str, Any]]:
 
 
 #: The order `kubectl apply -f deploy/manifests/` takes them in (file names sort so).
-ORDER = ("namespace", "gw", "discovery", "gateway-proxy", "extauth", "redis", "settings", "webhook")
+ORDER = (
+    "namespace", "gw", "discovery", "gateway-proxy", "extauth", "redis", "settings", "webhook",
+    "ratelimit",
+)  # fmt: skip
 
 
 def plain_manifests() -> dict[str, str]:

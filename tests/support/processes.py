@@ -91,7 +91,12 @@ class GwUp:
     the control plane has translated the folder once."""
 
     def __init__(
-        self, folder: Path, home: Path, *extra: str, extauth_port: int | None = None
+        self,
+        folder: Path,
+        home: Path,
+        *extra: str,
+        extauth_port: int | None = None,
+        ratelimit_port: int | None = None,
     ) -> None:
         self.folder = folder
         self.home = home
@@ -105,6 +110,8 @@ class GwUp:
         #: The extauth server's gRPC port (an Upstream for Settings extauthzServerRef); off
         #: unless the test asks for it, so that other tests see only Envoy on xDS.
         self.extauth_port = extauth_port
+        #: The rate-limit server's gRPC port (off unless asked for).
+        self.ratelimit_port = ratelimit_port
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.https_url = f"https://127.0.0.1:{self.https_port}"
         self.proxy_admin_url = f"http://127.0.0.1:{self.admin_port}"
@@ -128,6 +135,8 @@ class GwUp:
                 str(self.debug_port),
                 "--extauth-port",
                 str(self.extauth_port or 0),
+                "--ratelimit-port",
+                str(self.ratelimit_port or 0),
                 "--concurrency",
                 "1",
                 *extra,

@@ -113,8 +113,13 @@ def test_crd_names_follow_the_reference() -> None:
     assert list(crds) == [
         "virtualservices.gateway.vendor.io",
         "gateways.gateway.vendor.io",
+        "routetables.gateway.vendor.io",
+        "virtualhostoptions.gateway.vendor.io",
+        "routeoptions.gateway.vendor.io",
         "upstreams.gw.vendor.io",
+        "upstreamgroups.gw.vendor.io",
         "authconfigs.enterprise.gw.vendor.io",
+        "ratelimitconfigs.ratelimit.vendor.io",
         "settings.gw.vendor.io",
         "proxies.gw.vendor.io",
     ]
@@ -123,8 +128,13 @@ def test_crd_names_follow_the_reference() -> None:
         "VirtualService": ["vs"],
         "Gateway": ["gw"],
         "Proxy": ["px"],
+        "RouteTable": ["rt"],
+        "VirtualHostOption": ["vhopts"],
+        "RouteOption": ["rtopts"],
         "Upstream": ["us"],
+        "UpstreamGroup": ["ug"],
         "AuthConfig": ["ac"],
+        "RateLimitConfig": ["rlc"],
         "Settings": ["st"],
     }
     vs_columns = crds["virtualservices.gateway.vendor.io"]["spec"]["versions"][0]
@@ -282,9 +292,14 @@ def test_rbac_grants_each_component_only_what_it_uses() -> None:
     assert gw_writes == {
         ("virtualservices/status", "patch", ()),
         ("gateways/status", "patch", ()),
+        ("routetables/status", "patch", ()),
+        ("virtualhostoptions/status", "patch", ()),
+        ("routeoptions/status", "patch", ()),
         ("upstreams/status", "patch", ()),
+        ("upstreamgroups/status", "patch", ()),
         ("settings/status", "patch", ()),
         ("authconfigs/status", "patch", ()),
+        ("ratelimitconfigs/status", "patch", ()),
         ("leases", "create", ()),
         ("leases", "update", ("gw-controlplane",)),
         ("secrets", "create", ()),
@@ -329,6 +344,27 @@ def test_the_default_settings_parse() -> None:
     assert parsed.spec.extauth is not None
     assert parsed.spec.extauth.request_timeout == "200ms"
     assert crd_name(api.Settings) == "settings.gw.vendor.io"
+
+
+def test_the_rate_limit_server_counts_in_the_charts_redis_and_settings_name_it() -> None:
+    docs = documents(render_chart({"ratelimit": {"enabled": True}, "redis": {"enabled": True}}))
+    container = _container(docs, "rate-limit")
+    assert container["args"][:2] == ["ratelimit", "--xds=gw.gw-system.svc:9977"]
+    assert "--role=gw-system~ratelimit" in container["args"]
+    assert container["ports"] == [{"name": "grpc-ratelimit", "containerPort": 18081}]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["REDIS_URL"] == "redis.gw-system.svc:6379"
+    assert _rules(docs, "rate-limit") == []
+    spec = _by(docs, "Deployment", "rate-limit")["spec"]["template"]["spec"]
+    assert spec["automountServiceAccountToken"] is False
+    settings = api.parse_document(copy.deepcopy(_by(docs, "Settings", "default")))
+    assert isinstance(settings, api.Settings)
+    server = settings.spec.ratelimit_server
+    assert server is not None and server.ratelimit_server_ref is not None
+    assert server.ratelimit_server_ref.name == "gw-system-rate-limit-18081"
+    assert server.deny_on_fail is False
+    # Off by default: it needs a Redis.
+    assert not any(d["metadata"]["name"] == "rate-limit" for d in documents(render_chart({})))
 
 
 def test_the_image_runs_gw_as_the_chart_expects() -> None:

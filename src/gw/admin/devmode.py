@@ -32,7 +32,7 @@ from gw.admin.server import resource_data
 from gw.asgi import EmbeddedServer, embedded_server
 from gw.controlplane import ControlPlane
 from gw.tracing import Trace
-from gw.translator.dump import proxy_to_data, xds_to_data
+from gw.translator.dump import proxy_to_data, ratelimit_to_data, xds_to_data
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ def build_dev_app(controlplane: ControlPlane) -> Starlette:
         result = controlplane.result
         if result is not None and key == result.proxy.extauth_role:
             return _pretty(xds_to_data(result.extauth))
+        if result is not None and key == result.proxy.ratelimit_role:
+            return _pretty(ratelimit_to_data(result.ratelimit))
         if result is None or key not in result.served:
             return _pretty({"error": f"no xDS snapshot for key {key!r}"}, status_code=404)
         return _pretty(xds_to_data(result.served[key]))

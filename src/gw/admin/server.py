@@ -40,7 +40,13 @@ from gw.api import Secret
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
 from gw.translator import ir
-from gw.translator.dump import REDACTED, proxy_resource, proxy_to_data, xds_to_data
+from gw.translator.dump import (
+    REDACTED,
+    proxy_resource,
+    proxy_to_data,
+    ratelimit_to_data,
+    xds_to_data,
+)
 from gw.xds.server import AdsServer
 
 log = logging.getLogger(__name__)
@@ -95,6 +101,9 @@ def build_app(
         extauth = xds_to_data(result.extauth)
         if extauth:  # the extauth servers' AuthConfigs (client secrets redacted)
             served[result.proxy.extauth_role] = extauth
+        ratelimit = ratelimit_to_data(result.ratelimit)
+        if ratelimit:  # the rate-limit servers' descriptor trees
+            served[result.proxy.ratelimit_role] = ratelimit
         return ok(served)
 
     async def proxies(_: Request) -> JSONResponse:

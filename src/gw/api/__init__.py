@@ -15,11 +15,15 @@ from pydantic import ValidationError
 from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
+from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
 from gw.api.proxy import Proxy
+from gw.api.ratelimit import RateLimitConfig
+from gw.api.routetable import RouteTable
 from gw.api.secret import Secret
 from gw.api.settings import Settings
 from gw.api.upstream import Upstream
+from gw.api.upstreamgroup import UpstreamGroup
 from gw.api.virtualservice import VirtualService
 
 __all__ = [
@@ -35,13 +39,18 @@ __all__ = [
     "Pod",
     "Problem",
     "Proxy",
+    "RateLimitConfig",
     "Resource",
     "ResourceKey",
     "ResourceRef",
+    "RouteOption",
+    "RouteTable",
     "Secret",
     "Service",
     "Settings",
     "Upstream",
+    "UpstreamGroup",
+    "VirtualHostOption",
     "VirtualService",
     "kind_for",
     "parse_document",
@@ -51,8 +60,13 @@ __all__ = [
 KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Gateway,
+    RouteTable,
     Upstream,
+    UpstreamGroup,
+    VirtualHostOption,
+    RouteOption,
     AuthConfig,
+    RateLimitConfig,
     Settings,
     Secret,
     *ORCH_KINDS,

@@ -18,18 +18,27 @@ from typing import Any
 from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
 from gw.api.meta import Resource
+from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.proxy import Proxy
+from gw.api.ratelimit import RateLimitConfig
+from gw.api.routetable import RouteTable
 from gw.api.settings import Settings
 from gw.api.status import NamespacedStatuses
 from gw.api.upstream import Upstream
+from gw.api.upstreamgroup import UpstreamGroup
 from gw.api.virtualservice import VirtualService
 
 #: The kinds the orchestrator stores as custom resources.
 CRD_KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Gateway,
+    RouteTable,
+    VirtualHostOption,
+    RouteOption,
     Upstream,
+    UpstreamGroup,
     AuthConfig,
+    RateLimitConfig,
     Settings,
     Proxy,
 )
@@ -59,7 +68,15 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Status", "type": "string", "jsonPath": _STATE},
     ],
     "Proxy": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RouteTable": [
+        {"name": "Weight", "type": "integer", "jsonPath": ".spec.weight"},
+        {"name": "Status", "type": "string", "jsonPath": _STATE},
+    ],
+    "VirtualHostOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RouteOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "UpstreamGroup": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "RateLimitConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "Settings": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
 }
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

@@ -8,38 +8,21 @@ translator: a listener gw cannot build must not be served half-built.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from gw.api.delegation import SelectorExpression
 from gw.api.meta import Model, Resource, ResourceRef
 
 #: The proxy a Gateway lands on when it names none (the deployment of SPEC.md).
 DEFAULT_PROXY = "gateway-proxy"
 
-Operator = Literal[
-    "Equals",
-    "DoubleEquals",
-    "NotEquals",
-    "In",
-    "NotIn",
-    "Exists",
-    "DoesNotExist",
-    "GreaterThan",
-    "LessThan",
-]
-
-
-class LabelExpression(Model):
-    """One set-based label requirement, as in the orchestrator's label selectors."""
-
-    key: str = Field(min_length=1)
-    operator: Operator = "Equals"
-    values: list[str] = []
-
 
 class LabelExpressions(Model):
-    expressions: list[LabelExpression] = []
+    """Label expressions, with RouteTable selectors' operators (`gw.api.delegation`)."""
+
+    expressions: list[SelectorExpression] = []
 
 
 class HttpGateway(Model):

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from gw.api.duration import Duration
 from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.ratelimit import RateLimitServerSettings
 
 
 class ExtAuthSettings(Model):
@@ -49,6 +50,7 @@ class SettingsSpec(Model):
     discovery: DiscoverySettings | None = None
     rbac: RbacSettings | None = None
     refresh_rate: Duration | None = None
+    ratelimit_server: RateLimitServerSettings | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
     gateway: dict[str, Any] | None = None
@@ -57,7 +59,6 @@ class SettingsSpec(Model):
     kubernetes_artifact_source: dict[str, Any] | None = None
     directory_config_source: dict[str, Any] | None = None
     named_extauth: dict[str, Any] | None = None
-    ratelimit_server: dict[str, Any] | None = None
     observability_options: dict[str, Any] | None = None
     upstream_options: dict[str, Any] | None = None
     linkerd: bool | None = None

@@ -6,12 +6,16 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from gw.api.cors import CorsPolicy
+from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
 from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
 from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
+from gw.api.retries import RetryPolicy
 from gw.api.tls import SslConfig
 from gw.api.transform import TransformationStages
 
@@ -105,14 +109,24 @@ class RouteOptions(Model):
     jwt: RouteJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
+    retries: RetryPolicy | None = None
+    cors: CorsPolicy | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class Route(Model):
     matchers: list[Matcher] = []
+    inheritable_matchers: bool | None = None
+    inheritable_path_matchers: bool | None = None
     route_action: RouteAction | None = None
     redirect_action: RedirectAction | None = None
     direct_response_action: DirectResponseAction | None = None
+    delegate_action: DelegateAction | None = None
     options: RouteOptions | None = None
+    options_config_refs: OptionsConfigRefs | None = None
     name: str | None = None
 
 
@@ -122,12 +136,19 @@ class VirtualHostOptions(Model):
     extauth: ExtAuthExtension | None = None
     staged_transformations: TransformationStages | None = None
     header_manipulation: HeaderManipulation | None = None
+    retries: RetryPolicy | None = None
+    cors: CorsPolicy | None = None
+    rate_limit_configs: RateLimitConfigRefs | None = None
+    rate_limit_early_configs: RateLimitConfigRefs | None = None
+    rate_limit_regular_configs: RateLimitConfigRefs | None = None
+    local_ratelimit: LocalRateLimit | None = None
 
 
 class VirtualHost(Model):
     domains: list[str] = []
     routes: list[Route] = []
     options: VirtualHostOptions | None = None
+    options_config_refs: OptionsConfigRefs | None = None
 
 
 class VirtualServiceSpec(Model):

@@ -1,8 +1,6 @@
-"""`gwctl get upstreams|virtualservice|gateways|proxy [NAME]`: resources with their status,
-as the established tool's tables (REFERENCE.md §7.3) or as manifests (`-o yaml|json`).
-
-Proxies are not stored: they are the control plane's translation result, read from its
-admin API (`/snapshots/proxy-resources`) with their own statuses."""
+"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables|ratelimitconfig [NAME]`:
+resources with their status, as the established tool's tables (REFERENCE.md §7.3) or as
+manifests (`-o yaml|json`)."""
 
 from __future__ import annotations
 
@@ -106,86 +104,84 @@ def virtualservice_table(resources: list[dict[str, Any]]) -> str:
     return render_table(headers, rows)
 
 
-@app.command("gateways")
-@app.command("gateway", hidden=True)
-@app.command("gw", hidden=True)
-def get_gateways(
+@app.command("routetable")
+@app.command("routetables", hidden=True)
+@app.command("rt", hidden=True)
+def get_routetables(
     name: Annotated[str | None, typer.Argument()] = None,
     output: OutputOpt = Output.table,
     admin_url: AdminUrl = None,
 ) -> None:
-    """List gateways with their listener, proxies and status."""
-    resources = resources_of(connect(admin_url), "Gateway", name)
+    """List route tables with their routes and status."""
+    resources = resources_of(connect(admin_url), "RouteTable", name)
+    emit(resources, output, routetable_table(resources))
+
+
+def routetable_table(resources: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            r["metadata"]["name"],
+            "\n".join(
+                route_line(route, r["metadata"].get("namespace", "default"))
+                for route in r.get("spec", {}).get("routes", [])
+            ),
+            state_text(r),
+        ]
+        for r in resources
+    ]
+    return render_table(["Route Table", "Routes", "Status"], rows)
+
+
+@app.command("upstreamgroup")
+@app.command("upstreamgroups", hidden=True)
+@app.command("ug", hidden=True)
+def get_upstreamgroups(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List upstream groups with status, total weight and destinations."""
+    resources = resources_of(connect(admin_url), "UpstreamGroup", name)
+    emit(resources, output, upstreamgroup_table(resources))
+
+
+def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
-        spec = r.get("spec", {})
-        http = spec.get("httpGateway")
-        rows.append(
-            [
-                r["metadata"]["name"],
-                f"{spec.get('bindAddress', '::')}:{spec.get('bindPort', 8080)}",
-                "true" if spec.get("ssl") else "false",
-                "\n".join(spec.get("proxyNames") or ["gateway-proxy"]),
-                _selection_text(http) if http is not None else "",
-                state_text(r),
-            ]
-        )
-    table = render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
-    emit(resources, output, table)
+        namespace = r["metadata"].get("namespace", "default")
+        dests = r.get("spec", {}).get("destinations", [])
+        details = []
+        for d in dests:
+            single = {"routeAction": {"single": d.get("destination", {})}}
+            details.append(f"{destination(single, namespace)}: weight {d.get('weight', 0)}")
+        total = sum(int(d.get("weight", 0)) for d in dests)
+        rows.append([r["metadata"]["name"], state_text(r), str(total), "\n".join(details)])
+    return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
 
 
-def _selection_text(http: dict[str, Any]) -> str:
-    expressions = (http.get("virtualServiceExpressions") or {}).get("expressions")
-    if expressions:
-        return "\n".join(
-            f"{e['key']} {e.get('operator', 'Equals')} {','.join(e.get('values', []))}".strip()
-            for e in expressions
-        )
-    if http.get("virtualServiceSelector"):
-        return ",".join(f"{k}={v}" for k, v in sorted(http["virtualServiceSelector"].items()))
-    if http.get("virtualServices"):
-        return "\n".join(
-            f"{ref.get('namespace', '')}.{ref['name']}".lstrip(".")
-            for ref in http["virtualServices"]
-        )
-    namespaces = http.get("virtualServiceNamespaces") or ["*"]
-    return "all in " + ",".join(namespaces)
-
-
-@app.command("proxy")
-@app.command("proxies", hidden=True)
-@app.command("px", hidden=True)
-def get_proxy(
+@app.command("ratelimitconfig")
+@app.command("ratelimitconfigs", hidden=True)
+@app.command("rlc", hidden=True)
+def get_ratelimitconfig(
     name: Annotated[str | None, typer.Argument()] = None,
     output: OutputOpt = Output.table,
     admin_url: AdminUrl = None,
 ) -> None:
-    """List the proxies the control plane built, with listeners, virtual hosts and status."""
-    try:
-        proxies = connect(admin_url).admin("/snapshots/proxy-resources")
-    except InstallError as exc:
-        fail(str(exc))
-    proxies = [p for p in proxies if not name or p["metadata"]["name"] == name]
-    if name and not proxies:
-        fail(f"Proxy {name!r} not found")
+    """List rate limit configs with status and their top-level descriptors."""
+    resources = resources_of(connect(admin_url), "RateLimitConfig", name)
+    emit(resources, output, ratelimitconfig_table(resources))
+
+
+def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
     rows = []
-    for p in proxies:
-        listeners = p["spec"]["listeners"]
-        vhosts = sorted(
-            {v["name"] for lis in listeners for v in lis["httpListener"]["virtualHosts"]}
-        )
-        rows.append(
-            [
-                p["metadata"]["name"],
-                p["metadata"]["namespace"],
-                "gw",
-                "\n".join(f"{lis['bindAddress']}:{lis['bindPort']}" for lis in listeners),
-                "\n".join(vhosts),
-                state_text(p),
-            ]
-        )
-    headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
-    emit(proxies, output, render_table([*headers, "Status"], rows))
+    for r in resources:
+        raw = r.get("spec", {}).get("raw") or {}
+        descriptors = [
+            d.get("key", "") + (f"={d['value']}" if "value" in d else "")
+            for d in raw.get("descriptors") or []
+        ]
+        rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
+    return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
 
 
 def state_text(resource: dict[str, Any]) -> str:
@@ -261,6 +257,11 @@ def destination(route: dict[str, Any], namespace: str) -> str:
         return str(route["directResponseAction"].get("status"))
     if "redirectAction" in route:
         return str(route["redirectAction"].get("hostRedirect", "redirect"))
+    if "delegateAction" in route:
+        ref = route["delegateAction"].get("ref")
+        if ref:
+            return f"{ref.get('namespace') or namespace}.{ref['name']} (route table)"
+        return "route tables by selector"
     action = route.get("routeAction", {})
     if "multi" in action:
         return f"{len(action['multi'].get('destinations', []))} destinations"

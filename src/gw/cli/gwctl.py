@@ -15,7 +15,15 @@ from typing import Annotated
 import typer
 
 from gw import __version__
-from gw.cli import check, create, debug, get, offline, proxy_cmd
+from gw.cli import (
+    check,
+    create,
+    debug,
+    get,
+    get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
+    offline,
+    proxy_cmd,
+)
 from gw.cli.command import AdminUrl, DataOutput, emit, home, version_mismatch, warn
 from gw.cli.install import InstallError, locate
 

@@ -16,6 +16,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
+from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
 from gw.translator.gateway import Contribution, build_proxy
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.placement import PROXY_KIND
@@ -53,6 +54,8 @@ class Result:
     cache: TranslationCache = field(default_factory=TranslationCache)
     #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
     extauth: Xds = field(default_factory=lambda: Xds({}))
+    #: What the rate-limit servers are served (role `proxy.ratelimit_role`).
+    ratelimit: Xds = field(default_factory=lambda: Xds({}))
     #: The status of each Proxy (kept apart: Proxies are outputs, the store never sees them).
     proxy_statuses: Mapping[str, Status] = field(default_factory=dict)
 
@@ -91,6 +94,7 @@ def translate(
         references=references,
         cache=TranslationCache(hosts=hosts, protos=protos),
         extauth=Xds(build_extauth_resources(proxies[0])),
+        ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={
             p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
         },

@@ -23,6 +23,8 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
     data: dict[str, Any] = redact(_drop_empty(dataclasses.asdict(proxy)))
     if not data.get("auth_configs"):
         data.pop("auth_configs", None)  # most proxies have none: keep their dumps short
+    if not data.get("rate_limit_configs"):
+        data.pop("rate_limit_configs", None)
     return data
 
 
@@ -40,6 +42,12 @@ def xds_to_data(xds: Xds) -> dict[str, list[dict[str, Any]]]:
         if by_name:
             out[short_type(type_url)] = [message_to_data(m) for m in by_name.values()]
     return out
+
+
+def ratelimit_to_data(xds: Xds) -> dict[str, list[dict[str, Any]]]:
+    """What the rate-limit servers are served (Structs, like AuthConfigs: named here)."""
+    configs = [message_to_data(m) for by_name in xds.resources.values() for m in by_name.values()]
+    return {"rateLimitConfigs": configs} if configs else {}
 
 
 def short_type(type_url: str) -> str:

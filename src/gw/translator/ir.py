@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gw.translator.ir_extauth import AuthConfig
+from gw.translator.ir_ratelimit import RateLimitConfig, RateLimits, RateLimitServer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +73,32 @@ class WeightedCluster:
     #: Set when the route addresses an orchestrator service directly (`orch` destination):
     #: stage 1 adds the service's cluster next to the route.
     service: ServiceSelection | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    """Envoy's retry policy; None fields keep Envoy's defaults."""
+
+    retry_on: str = ""
+    num_retries: int | None = None
+    per_try_timeout_ms: int | None = None
+    base_interval_ms: int | None = None
+    max_interval_ms: int | None = None
+    retriable_status_codes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorsPolicy:
+    """A CORS policy; `disabled` switches CORS handling off (a route's `disableForRoute`)."""
+
+    allow_origins: tuple[str, ...] = ()
+    allow_origin_regexes: tuple[str, ...] = ()
+    allow_methods: tuple[str, ...] = ()
+    allow_headers: tuple[str, ...] = ()
+    expose_headers: tuple[str, ...] = ()
+    max_age: str | None = None
+    allow_credentials: bool | None = None
+    disabled: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,6 +236,12 @@ class Route:
     rbac: Rbac | None = None
     #: None: as the virtual host says.
     extauth: ExtAuth | None = None
+    #: Replaces the virtual host's retry policy on this route (None: inherit it).
+    retries: RetryPolicy | None = None
+    #: Replaces the virtual host's CORS policy on this route (None: inherit it).
+    cors: CorsPolicy | None = None
+    #: Replaces the virtual host's global and local limits on this route (None: inherit).
+    ratelimit: RateLimits | None = None
 
 
 # --- JWT verification ---------------------------------------------------------------------
@@ -365,6 +398,11 @@ class VirtualHost:
     extauth: ExtAuth | None = None
     #: Set (from Settings) when the host or one of its routes uses extauth.
     extauth_server: ExtAuthServer | None = None
+    retries: RetryPolicy | None = None
+    cors: CorsPolicy | None = None
+    ratelimit: RateLimits | None = None
+    #: Set (from Settings) when the host or one of its routes has rate limits.
+    ratelimit_server: RateLimitServer | None = None
 
     @property
     def uses_extauth(self) -> bool:
@@ -372,6 +410,21 @@ class VirtualHost:
         return any(
             e is not None and e.config_id is not None
             for e in (self.extauth, *(r.extauth for r in self.routes))
+        )
+
+    @property
+    def uses_global_ratelimit(self) -> bool:
+        """True when some request on this host may be sent to the rate-limit server."""
+        return any(
+            r is not None and r.has_global
+            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
+        )
+
+    @property
+    def uses_local_ratelimit(self) -> bool:
+        return any(
+            r is not None and r.local is not None
+            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
         )
 
 
@@ -467,6 +520,8 @@ class Proxy:
     secrets: tuple[TlsSecret, ...] = ()
     #: Served to the extauth server (role `extauth_role`), not to Envoy.
     auth_configs: tuple[AuthConfig, ...] = ()
+    #: Served to the rate-limit server (role `ratelimit_role`), not to Envoy.
+    rate_limit_configs: tuple[RateLimitConfig, ...] = ()
 
     @property
     def role(self) -> str:
@@ -477,3 +532,8 @@ class Proxy:
     def extauth_role(self) -> str:
         """The xDS snapshot key of the extauth servers."""
         return f"{self.namespace}~extauth"
+
+    @property
+    def ratelimit_role(self) -> str:
+        """The xDS snapshot key of the rate-limit servers."""
+        return f"{self.namespace}~ratelimit"

@@ -30,6 +30,7 @@ class Refs:
         self._resources = resources
         self._broken = broken
         self.edges: list[Edge] = []
+        self._by_kind: dict[type[Resource], list[Resource]] = {}
 
     def resolve(
         self,
@@ -52,6 +53,20 @@ class Refs:
     def link(self, referrer: ResourceKey, field: str, referent: ResourceKey) -> None:
         """Record an edge found without a `ResourceRef` (e.g. a generated upstream)."""
         self.edges.append(Edge(referrer, field, referent))
+
+    def of_kind(self, kind: type[R]) -> list[R]:
+        """Every resource of `kind`, by key (for selectors; link what they pick). Listed once
+        per translation: selectors of many routes read the same list."""
+        listed = self._by_kind.get(kind)
+        if listed is None:
+            listed = self._by_kind[kind] = [
+                r for _, r in sorted(self._resources.items()) if isinstance(r, kind)
+            ]
+        return listed  # type: ignore[return-value]
+
+    def broken_of_kind(self, kind: type[Resource]) -> list[ResourceKey]:
+        """Resources of `kind` whose manifest cannot be read now (their labels are unknown)."""
+        return sorted(k for k in self._broken if k.kind == kind.KIND)
 
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""

@@ -135,3 +135,37 @@ def test_create_upstream_validates_like_the_control_plane() -> None:
     bad_name = runner.invoke(app, [*args, ""])
     assert bad_name.exit_code == 1
     assert bad_name.stderr.startswith("Error: metadata.name: ")
+
+
+def test_route_table_and_upstream_group_tables() -> None:
+    table = {
+        "metadata": {"name": "api", "namespace": "apis"},
+        "spec": {
+            "routes": [
+                {"matchers": [{"prefix": "/api/v2"}], "delegateAction": {"ref": {"name": "v2"}}},
+                {"matchers": [{"prefix": "/api"}], "delegateAction": {"selector": {}}},
+                {"routeAction": {"upstreamGroup": {"name": "canary"}}},
+            ]
+        },
+        **status("Accepted"),
+    }
+    rendered = get.routetable_table([table])
+    assert "ROUTE TABLE" in rendered and "ROUTES" in rendered
+    assert "/api/v2 -> apis.v2 (route table)" in rendered
+    assert "/api -> route tables by selector" in rendered
+    assert "/ -> upstream group: canary.apis" in rendered
+    group = {
+        "metadata": {"name": "canary", "namespace": "apps"},
+        "spec": {
+            "destinations": [
+                {"destination": {"upstream": {"name": "v1"}}, "weight": 90},
+                {"destination": {"upstream": {"name": "v2", "namespace": "x"}}, "weight": 10},
+            ]
+        },
+        **status("Warning", "warning: \n  spec.destinations: odd"),
+    }
+    rendered = get.upstreamgroup_table([group])
+    for text in ("UPSTREAM GROUP", "TOTAL WEIGHT", "| 100 ", "apps.v1 (upstream): weight 90"):
+        assert text in rendered, rendered
+    assert "x.v2 (upstream): weight 10" in rendered
+    assert "spec.destinations: odd" in rendered

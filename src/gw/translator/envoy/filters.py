@@ -18,9 +18,11 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform
+from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.ratelimit import GlobalRateLimitFilter, LocalRateLimitFilter
 from gw.translator.envoy.rbac import RbacFilter
 
 
@@ -60,13 +62,20 @@ class Router:
         return ()
 
 
-#: Agreed order: early transformation, jwt_authn, rbac, ext_authz, regular transformation,
-#: router. Each transformation stage is two filters (`envoy/transform.py`).
+#: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
+#: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
+#: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
+#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
+#: `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
+    CorsFilter(),
+    LocalRateLimitFilter(),
+    GlobalRateLimitFilter("early"),
     JwtFilter(),
     RbacFilter(),
     ExtAuthz(),
     *transform.REGULAR,
+    GlobalRateLimitFilter("regular"),
     Router(),
 )

@@ -12,6 +12,8 @@ ENDPOINT = _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment"
 SECRET = _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret"
 #: Resolved AuthConfigs, served to the extauth servers (not to Envoy) as Structs.
 AUTH_CONFIG = _TYPE + "google.protobuf.Struct"
+#: RateLimitConfigs' descriptor trees, served to the rate-limit servers as Structs.
+RATE_LIMIT_CONFIG = _TYPE + "google.protobuf.Struct"
 
 #: The order Envoy asks for them (CDS, EDS, LDS, RDS, SDS); xDS dumps follow it.
 TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
@@ -22,12 +24,19 @@ HCM = "envoy.filters.network.http_connection_manager"
 TLS_INSPECTOR = "envoy.filters.listener.tls_inspector"
 TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
+CORS = "envoy.filters.http.cors"
 JWT_AUTHN = "envoy.filters.http.jwt_authn"
 RBAC = "envoy.filters.http.rbac"
 EXT_AUTHZ = "envoy.filters.http.ext_authz"
+LOCAL_RATELIMIT = "envoy.filters.http.local_ratelimit"
+RATELIMIT = "envoy.filters.http.ratelimit"
+#: The second ratelimit filter, before authentication (per-route configs are keyed by name).
+RATELIMIT_EARLY = "gw.ratelimit.early"
 #: The cluster ext_authz calls when Settings name no server: it does not exist, so every
 #: check fails and Envoy denies (fail closed) instead of refusing the configuration.
 EXTAUTH_SERVER_MISSING = "extauth-server-not-configured"
+#: Likewise for the rate-limit server (the filter then denies: failure_mode_deny).
+RATELIMIT_SERVER_MISSING = "ratelimit-server-not-configured"
 
 
 def transform_filter(stage: str, step: str) -> str:

@@ -64,6 +64,8 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
         routes=[build_route(vhost, r) for r in vhost.routes],
     )
     add_header_manipulation(out, vhost.headers)
+    if vhost.retries is not None:
+        out.retry_policy.CopyFrom(_retry_policy(vhost.retries))
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_virtual_host(vhost)
         if config is not None:
@@ -76,6 +78,8 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     action = route.action
     if isinstance(action, ir.Forward):
         out.route.CopyFrom(_route_action(action))
+        if route.retries is not None:
+            out.route.retry_policy.CopyFrom(_retry_policy(route.retries))
     elif isinstance(action, ir.DirectResponse):
         out.direct_response.status = action.status
         if action.body is not None:
@@ -163,6 +167,25 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
     return out
+
+
+def _retry_policy(policy: ir.RetryPolicy) -> rc_pb2.RetryPolicy:
+    out = rc_pb2.RetryPolicy(
+        retry_on=policy.retry_on, retriable_status_codes=list(policy.retriable_status_codes)
+    )
+    if policy.num_retries is not None:
+        out.num_retries.value = policy.num_retries
+    if policy.per_try_timeout_ms is not None:
+        out.per_try_timeout.CopyFrom(_duration(policy.per_try_timeout_ms))
+    if policy.base_interval_ms is not None:
+        out.retry_back_off.base_interval.CopyFrom(_duration(policy.base_interval_ms))
+        if policy.max_interval_ms is not None:
+            out.retry_back_off.max_interval.CopyFrom(_duration(policy.max_interval_ms))
+    return out
+
+
+def _duration(ms: int) -> duration_pb2.Duration:
+    return duration_pb2.Duration(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
 
 
 def _redirect(action: ir.Redirect) -> rc_pb2.RedirectAction:

@@ -34,6 +34,12 @@ from gw.translator.gateway.placement import (
     warn_empty_gateways,
 )
 from gw.translator.gateway.proxies import build_proxies
+from gw.translator.gateway.ratelimit import (
+    attach_rate_limits,
+    build_ratelimit_server,
+    check_ratelimit_server,
+)
+from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
 from gw.translator.gateway.tls import check_sni_conflicts, sni_claims
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.gateway.virtualhosts import build_virtual_services, check_domain_conflicts
@@ -69,8 +75,10 @@ def build_proxy(
     gateways = choose_gateways(snapshot, broken, gateway_listeners, previous, reports, options)
     contributions.update(gateway_listeners)
     extauth_server, settings_key = build_extauth_server(snapshot, options, refs, reports)
+    ratelimit_server, _ = build_ratelimit_server(snapshot, options, refs, reports)
     contributions.update(build_upstreams(snapshot, refs, reports, options))
     contributions.update(build_auth_configs(snapshot, refs, reports))
+    contributions.update(build_rate_limit_configs(snapshot, reports))
     hosts, cache = build_virtual_services(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache
     )
@@ -79,6 +87,7 @@ def build_proxy(
     check_sni_conflicts(hosts, reports)
     contributions.update(hosts)
     check_extauth_server(snapshot, extauth_server, settings_key, refs, reports)
+    check_ratelimit_server(snapshot, ratelimit_server, settings_key, refs, reports)
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
     keys = set(snapshot.resources) | broken
@@ -87,7 +96,11 @@ def build_proxy(
     whole, by_role = _assemble(accepted, fresh, options, extauth_server)
     warn_empty_gateways(gateways, by_role, reports)
     whole = attach_endpoints(whole, snapshot, reports)
-    return build_proxies(whole, by_role, gateways), accepted, tuple(refs.edges), cache
+    proxies = tuple(
+        attach_rate_limits(p, accepted, ratelimit_server)
+        for p in build_proxies(whole, by_role, gateways)
+    )
+    return proxies, accepted, tuple(refs.edges), cache
 
 
 def _translate_empty(settings: api.Settings | None) -> bool:

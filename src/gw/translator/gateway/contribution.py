@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gw.translator import ir, ir_extauth
+from gw.translator import ir, ir_extauth, ir_ratelimit
 
 if TYPE_CHECKING:
     from gw.translator.gateway.gateways import GatewayListener
@@ -26,5 +26,6 @@ class Contribution:
     clusters: tuple[ir.Cluster, ...] = ()
     secrets: tuple[ir.TlsSecret, ...] = ()
     auth_configs: tuple[ir_extauth.AuthConfig, ...] = ()
+    rate_limit_configs: tuple[ir_ratelimit.RateLimitConfig, ...] = ()
     #: A Gateway's listener (the kind's whole contribution).
     gateways: tuple[GatewayListener, ...] = ()

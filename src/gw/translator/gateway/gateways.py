@@ -20,15 +20,12 @@ from dataclasses import dataclass
 
 from gw import api
 from gw.api import ResourceKey
-from gw.api.gateway import DEFAULT_PROXY, LabelExpression
+from gw.api.delegation import SelectorExpression
+from gw.api.gateway import DEFAULT_PROXY
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
-from gw.translator.gateway.selectors import (
-    check_expressions,
-    matches_expressions,
-    matches_labels,
-)
+from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -45,7 +42,7 @@ class Selection:
 
     refs: tuple[tuple[str, str], ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
-    expressions: tuple[LabelExpression, ...] = ()
+    expressions: tuple[SelectorExpression, ...] = ()
     namespaces: tuple[str, ...] = ()
 
     @property
@@ -62,8 +59,8 @@ class Selection:
             if meta.namespace not in self.namespaces:
                 return False
         if self.expressions:
-            return matches_expressions(self.expressions, meta.labels)
-        return matches_labels(dict(self.labels), meta.labels)
+            return all(matches(e, meta.labels) for e in self.expressions)
+        return all(meta.labels.get(k) == v for k, v in self.labels)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,7 +196,10 @@ def _selection(gateway: api.Gateway, refs: Refs, report: ResourceReport) -> Sele
         if (http.virtual_service_expressions)
         else ()
     )
-    check_expressions(expressions, f"{field}.virtualServiceExpressions.expressions", report)
+    for i, expression in enumerate(expressions):
+        problem = expression_problem(expression)
+        if problem is not None:  # the gateway cannot select: rejected (fail closed)
+            report.error(f"{field}.virtualServiceExpressions.expressions[{i}]", problem)
     used = (
         "virtualServiceExpressions"
         if expressions

@@ -64,7 +64,11 @@ def world_of(snapshot: Snapshot, options: Options, require_rbac: bool) -> tuple[
 
 
 def cacheable(vs: api.VirtualService) -> bool:
-    return vs.spec.ssl_config is None
+    """Hosts that delegate to RouteTables are rebuilt too: building them reports on the
+    tables, which a replay would not repeat."""
+    vhost = vs.spec.virtual_host
+    delegates = vhost is not None and any(r.delegate_action for r in vhost.routes)
+    return vs.spec.ssl_config is None and not delegates
 
 
 def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:

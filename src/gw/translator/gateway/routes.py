@@ -6,22 +6,30 @@ matchers matches everything, like `prefix: /`. Destinations are resolved through
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 
 from gw import api
+from gw.api import ResourceRef
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.gateway.cors import build_cors
+from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.matchers import build_match
+from gw.translator.gateway.optionrefs import merge_over, route_options
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
+from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.gateway.upstreamgroups import route_to_group
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
-from gw.translator.regex import RegexError, capture_groups
-from gw.translator.reports import ResourceReport
+from gw.translator.reports import Reports, ResourceReport
 
 _REDIRECT_CODES = {
     None: 301,
@@ -38,49 +46,91 @@ _CATCH_ALL = (Matcher(prefix="/"),)
 
 
 class RouteBuilder:
-    """Builds the routes of one VirtualService, numbering them as Envoy will name them."""
+    """Builds the routes of one VirtualService, numbering them as Envoy will name them.
+
+    The routes of the RouteTables it delegates to are built by child builders
+    (`for_table`) that add to the same list, on behalf of the table."""
 
     def __init__(
         self,
         vs: api.VirtualService,
         vhost_name: str,
         refs: Refs,
-        report: ResourceReport,
+        reports: Reports,
         *,
         jwt_providers: Mapping[str, str] | None = None,
     ):
         self.vs = vs
         self.vhost_name = vhost_name
         self.refs = refs
-        self.report = report
+        self.reports = reports
+        self.report = self.root_report = reports.of(vs.key)
+        #: The resource whose routes are being built, and where they are in it.
+        self.owner = vs.key
+        self.prefix = "spec.virtualHost.routes"
         #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
         self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
-        self.extauth = ExtAuthResolver(refs, vs.key, report)
+        self.extauth = ExtAuthResolver(refs, vs.key, self.report)
+        self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
 
-    def add(self, index: int, route: Route) -> None:
-        field = f"spec.virtualHost.routes[{index}]"
-        action = self._action(route, field)
-        options = route.options or _NO_OPTIONS
+    def for_table(self, table: api.RouteTable, report: ResourceReport) -> RouteBuilder:
+        """A builder for `table`'s routes, adding to this one's routes."""
+        child = copy.copy(self)
+        child.owner, child.prefix, child.report = table.key, "spec.routes", report
+        child.extauth = ExtAuthResolver(self.refs, table.key, report)
+        child.extauth.configs = self.extauth.configs
+        child.ratelimit = RateLimitResolver(self.refs, table.key, report)
+        return child
+
+    def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
+        field = f"{self.prefix}[{index}]"
+        own = route_options(
+            route.options,
+            route.options_config_refs,
+            referrer=self.owner,
+            field=f"{field}.optionsConfigRefs",
+            refs=self.refs,
+            reports=self.reports,
+            report=self.report,
+        )
+        options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
+        if own and own.prefix_rewrite and route.route_action is None and not route.delegate_action:
+            self.report.error(
+                f"{field}.options.prefixRewrite",
+                "prefix rewrite is only available for Route Actions",
+            )
+        if route.delegate_action is not None:
+            if route.route_action or route.redirect_action or route.direct_response_action:
+                self.report.error(
+                    field,
+                    "a route needs exactly one of routeAction, redirectAction, "
+                    "directResponseAction or delegateAction",
+                )
+                return
+            delegate(self, index, route, options, parent)
+            return
+        action = self._action(route, field, options)
+        where = f"{field}.options"
         transformations = build_staged_transformations(
-            options.staged_transformations, f"{field}.options.stagedTransformations", self.report
+            options.staged_transformations, f"{where}.stagedTransformations", self.report
         )
         headers = build_header_manipulation(
-            options.header_manipulation, f"{field}.options.headerManipulation", self.report
+            options.header_manipulation, f"{where}.headerManipulation", self.report
         )
-        jwt_disabled, rbac = self._security(options, f"{field}.options")
+        jwt_disabled, rbac = self._security(options, where)
         extauth = None
         if options.extauth is not None:
-            extauth = self.extauth.resolve(options.extauth, f"{field}.options.extauth")
-        matchers = route.matchers or _CATCH_ALL
-        for m_index, matcher in enumerate(matchers):
-            match = self._match(matcher, f"{field}.matchers[{m_index}]")
-            if match is None or action is None:
+            extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
+        ratelimit = self.ratelimit.resolve(options, where)
+        retries = build_retries(options.retries, f"{where}.retries", self.report)
+        cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
+        for match in self._matches(route, field, parent):
+            if action is None:
                 continue
-            name = f"{self.vhost_name}-route-{len(self.routes)}"
             self.routes.append(
                 ir.Route(
-                    name=name,
+                    name=f"{self.vhost_name}-route-{len(self.routes)}",
                     match=match,
                     action=action,
                     transformations=transformations,
@@ -88,8 +138,24 @@ class RouteBuilder:
                     jwt_disabled=jwt_disabled,
                     rbac=rbac,
                     extauth=extauth,
+                    retries=retries,
+                    cors=cors,
+                    ratelimit=ratelimit,
                 )
             )
+
+    def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
+        if parent is not None and not route.matchers:
+            return [parent.match]  # a delegated route without matchers takes its parent's
+        out = []
+        for m_index, matcher in enumerate(route.matchers or _CATCH_ALL):
+            where = f"{field}.matchers[{m_index}]"
+            match = self.match(matcher, where)
+            if match is not None and parent is not None:
+                match = inherit(match, parent, where, self.report)
+            if match is not None:
+                out.append(match)
+        return out
 
     def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
         """`jwt.disable` and the route's own RBAC (None: the virtual host's applies)."""
@@ -107,60 +173,13 @@ class RouteBuilder:
 
     # --- matching -------------------------------------------------------------------------
 
-    def _match(self, m: Matcher, field: str) -> ir.RouteMatch | None:
-        paths = [
-            (k, v)
-            for k, v in (("prefix", m.prefix), ("exact", m.exact), ("regex", m.regex))
-            if v is not None
-        ]
-        if not paths:
-            self.report.error(
-                field, "no path specifier provided: set one of prefix, exact or regex"
-            )
-            return None
-        if len(paths) > 1:
-            names = ", ".join(k for k, _ in paths)
-            self.report.error(field, f"a matcher takes one path specifier, not {names}")
-            return None
-        kind, path = paths[0]
-        if kind in ("prefix", "exact") and not path.startswith("/"):
-            self.report.error(f"{field}.{kind}", f"{path!r} must start with /")
-            return None
-        if kind == "regex" and not self._regex_ok(path, f"{field}.regex"):
-            return None
-        headers = []
-        for i, h in enumerate(m.headers):
-            if h.regex and not self._regex_ok(h.value, f"{field}.headers[{i}].value"):
-                return None
-            headers.append(
-                ir.HeaderMatch(name=h.name, value=h.value, regex=h.regex, invert=h.invert_match)
-            )
-        query = []
-        for i, q in enumerate(m.query_parameters):
-            if q.regex and not self._regex_ok(q.value, f"{field}.queryParameters[{i}].value"):
-                return None
-            query.append(ir.QueryMatch(name=q.name, value=q.value, regex=q.regex))
-        return ir.RouteMatch(
-            path_kind=kind,  # type: ignore[arg-type]
-            path=path,
-            case_sensitive=m.case_sensitive is not False,
-            headers=tuple(headers),
-            query=tuple(query),
-            methods=tuple(m.methods),
-        )
-
-    def _regex_ok(self, pattern: str, field: str) -> bool:
-        try:
-            capture_groups(pattern)
-        except RegexError as exc:
-            self.report.error(field, str(exc))
-            return False
-        return True
+    def match(self, m: Matcher, field: str) -> ir.RouteMatch | None:
+        return build_match(m, field, self.report)
 
     # --- actions --------------------------------------------------------------------------
 
     def _action(
-        self, route: Route, field: str
+        self, route: Route, field: str, options: RouteOptions
     ) -> ir.Forward | ir.DirectResponse | ir.Redirect | None:
         actions = [
             k
@@ -170,7 +189,8 @@ class RouteBuilder:
         if len(actions) != 1:
             self.report.error(
                 field,
-                "a route needs exactly one of routeAction, redirectAction or directResponseAction",
+                "a route needs exactly one of routeAction, redirectAction, "
+                "directResponseAction or delegateAction",
             )
             return None
         if route.direct_response_action is not None:
@@ -191,7 +211,8 @@ class RouteBuilder:
         clusters = self._clusters(route, f"{field}.routeAction")
         if clusters is None:
             return None
-        options = route.options or _NO_OPTIONS
+        if not clusters:  # an upstream group that does not exist (warned)
+            return ir.DirectResponse(status=503)
         return ir.Forward(
             clusters=clusters,
             prefix_rewrite=options.prefix_rewrite or None,
@@ -230,15 +251,16 @@ class RouteBuilder:
                     out.append(dataclasses.replace(target, weight=d.weight))
             return tuple(out)
         if action.upstream_group is not None:
-            self.report.error(
-                f"{field}.upstreamGroup",
-                "upstream groups are not supported by this gw build yet; use multi destinations",
-            )
-            return None
+            return self._group(action.upstream_group, f"{field}.upstreamGroup")
         self.report.error(
             field, "must specify either 'single', 'multi' or 'upstreamGroup' for action"
         )
         return None
+
+    def _group(self, ref: ResourceRef, field: str) -> tuple[ir.WeightedCluster, ...] | None:
+        return route_to_group(
+            ref, owner=self.owner, refs=self.refs, report=self.report, field=field
+        )
 
     def _destination(self, dest: Destination, field: str) -> ir.WeightedCluster | None:
         if (dest.upstream is None) == (dest.orch is None):
@@ -248,14 +270,14 @@ class RouteBuilder:
             return resolve_service_destination(
                 dest.orch,
                 refs=self.refs,
-                referrer=self.vs.key,
+                referrer=self.owner,
                 field=f"{field}.orch",
                 report=self.report,
             )
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.vs.key)
+        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
         found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.vs.key, field=f"{field}.upstream"
+            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
         )
         if found is None and not self.refs.exists(key):
             self.report.warning(

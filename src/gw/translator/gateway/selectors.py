@@ -1,77 +1,93 @@
-"""Label selection: which resources a label map or a list of label expressions picks.
-
-The operators are the established gateway's (REFERENCE.md §1.2), with the orchestrator's
-label-selector meaning: `NotEquals` and `NotIn` also pick resources without the label;
-`GreaterThan`/`LessThan` compare integers and never pick a resource whose label is not one.
-"""
+"""RouteTable selectors: namespaces, labels, and label expressions with the established
+operators (and their symbols)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from gw.api.gateway import LabelExpression
+from gw import api
+from gw.api import ResourceKey
+from gw.api.delegation import RouteTableSelector, SelectorExpression
+from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
-_ONE_VALUE = frozenset({"Equals", "DoubleEquals", "NotEquals", "GreaterThan", "LessThan"})
-_NO_VALUE = frozenset({"Exists", "DoesNotExist"})
+_EQUALS = {"Equals", "DoubleEquals", "=", "=="}
+_NOT_EQUALS = {"NotEquals", "!="}
 
 
-def check_expressions(
-    expressions: Sequence[LabelExpression], field: str, report: ResourceReport
-) -> bool:
-    """Report expressions that cannot be evaluated; True when all can."""
-    ok = True
-    for i, expr in enumerate(expressions):
-        where = f"{field}[{i}].values"
-        count = len(expr.values)
-        if expr.operator in _ONE_VALUE and count != 1:
-            report.error(where, f"operator {expr.operator} needs exactly one value, got {count}")
-            ok = False
-        elif expr.operator in _NO_VALUE and count:
-            report.error(where, f"operator {expr.operator} takes no values, got {count}")
-            ok = False
-        elif expr.operator in ("In", "NotIn") and not count:
-            report.error(where, f"operator {expr.operator} needs at least one value")
-            ok = False
-        elif expr.operator in ("GreaterThan", "LessThan") and not _is_int(expr.values[0]):
-            report.error(
-                where, f"operator {expr.operator} needs an integer, got {expr.values[0]!r}"
+def select_tables(
+    selector: RouteTableSelector,
+    *,
+    owner: ResourceKey,
+    refs: Refs,
+    report: ResourceReport,
+    field: str,
+) -> list[api.RouteTable]:
+    """The tables `selector` picks (linked as references of `owner`), or [] after a
+    warning."""
+    if selector.labels and selector.expressions:
+        report.warning(field, "cannot use both labels and expressions within the same selector")
+        return []
+    for i, expression in enumerate(selector.expressions):
+        problem = expression_problem(expression)
+        if problem is not None:
+            report.warning(
+                f"{field}.expressions[{i}]",
+                f"the route table selector expression is invalid: {problem}",
             )
-            ok = False
-    return ok
+            return []
+    namespaces = selector.namespaces or [owner.namespace]
+    picked = [
+        table
+        for table in refs.of_kind(api.RouteTable)
+        if ("*" in namespaces or table.metadata.namespace in namespaces)
+        and all(table.metadata.labels.get(k) == v for k, v in selector.labels.items())
+        and all(matches(e, table.metadata.labels) for e in selector.expressions)
+    ]
+    # A table that no longer parses might be one the selector picked: its referrer is
+    # rejected (through the reference) and keeps serving its last accepted routes, rather
+    # than silently losing them.
+    for key in refs.broken_of_kind(api.RouteTable):
+        if "*" in namespaces or key.namespace in namespaces:
+            refs.link(owner, field, key)
+    if not picked:
+        report.warning(field, "no route table matches the given selector")
+    for table in picked:
+        refs.link(owner, field, table.key)
+    return picked
 
 
-def matches_labels(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
-    """Every label of the selector is set to its value (AND)."""
-    return all(labels.get(k) == v for k, v in selector.items())
+def expression_problem(e: SelectorExpression) -> str | None:
+    single = _EQUALS | _NOT_EQUALS | {"GreaterThan", "LessThan", "gt", "lt"}
+    if e.operator in single and len(e.values) != 1:
+        return f"operator {e.operator} takes exactly one value"
+    if e.operator in {"In", "NotIn", "in", "notin"} and not e.values:
+        return f"operator {e.operator} takes at least one value"
+    if e.operator in {"Exists", "DoesNotExist", "exists", "!"} and e.values:
+        return f"operator {e.operator} takes no values"
+    if (
+        e.operator in {"GreaterThan", "LessThan", "gt", "lt"}
+        and not e.values[0].lstrip("-").isdigit()
+    ):
+        return f"operator {e.operator} compares integers, not {e.values[0]!r}"
+    return None
 
 
-def matches_expressions(expressions: Sequence[LabelExpression], labels: Mapping[str, str]) -> bool:
-    """Every expression holds (AND). Expressions must have passed `check_expressions`."""
-    return all(_holds(e, labels) for e in expressions)
-
-
-def _holds(expr: LabelExpression, labels: Mapping[str, str]) -> bool:
-    value = labels.get(expr.key)
-    op = expr.operator
-    if op == "Exists":
+def matches(e: SelectorExpression, labels: dict[str, str]) -> bool:
+    value = labels.get(e.key)
+    op = e.operator
+    if op in _EQUALS:
+        return value == e.values[0]
+    if op in _NOT_EQUALS:
+        return value != e.values[0]
+    if op in {"In", "in"}:
+        return value in e.values
+    if op in {"NotIn", "notin"}:
+        return value not in e.values
+    if op in {"Exists", "exists"}:
         return value is not None
-    if op == "DoesNotExist":
+    if op in {"DoesNotExist", "!"}:
         return value is None
-    if op in ("Equals", "DoubleEquals", "In"):
-        return value is not None and value in expr.values
-    if op in ("NotEquals", "NotIn"):
-        return value not in expr.values
-    if value is None or not _is_int(value):
+    if value is None or not value.lstrip("-").isdigit():
         return False
-    if op == "GreaterThan":
-        return int(value) > int(expr.values[0])
-    return int(value) < int(expr.values[0])
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
+    if op in {"GreaterThan", "gt"}:
+        return int(value) > int(e.values[0])
+    return int(value) < int(e.values[0])

@@ -11,13 +11,17 @@ from gw.api.virtualservice import VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.hostcache import BuiltHost, HostCache, cacheable, world_of
 from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.gateway.optionrefs import check_option_resources, virtual_host_options
 from gw.translator.gateway.rbac import build_rbac
+from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -46,6 +50,10 @@ def build_virtual_services(
     world = world_of(snapshot, options, require_rbac)
     reusable = cache.reusable(world) if cache is not None else {}
     built_hosts: dict[ResourceKey, BuiltHost] = {}
+    check_upstream_groups(refs, reports)
+    check_option_resources(refs, reports)
+    for table in snapshot.of_kind(api.RouteTable):
+        reports.of(table.key)  # Accepted unless a delegating route finds something wrong
     for vs in snapshot.of_kind(api.VirtualService):
         report = reports.of(vs.key)
         prior = reusable.get(vs.key)
@@ -53,7 +61,7 @@ def build_virtual_services(
             built = _replay(prior, report, refs)
             built_hosts[vs.key] = prior
         else:
-            built = _build_recorded(vs, refs, report, require_rbac, built_hosts)
+            built = _build_recorded(vs, refs, reports, require_rbac, built_hosts)
         if built is None:
             continue
         if vs.spec.ssl_config is None:
@@ -83,14 +91,15 @@ def build_virtual_services(
 def _build_recorded(
     vs: api.VirtualService,
     refs: Refs,
-    report: ResourceReport,
+    reports: Reports,
     require_rbac: bool,
     built_hosts: dict[ResourceKey, BuiltHost],
 ) -> ir.VirtualHost | None:
     """Build one host, recording what it produced so that the next translation can
     reuse it (only hosts whose output depends on nothing but the cache key)."""
+    report = reports.of(vs.key)
     errors, warnings, edges = len(report.errors), len(report.warnings), len(refs.edges)
-    built = build_virtual_host(vs, refs, report, require_rbac=require_rbac)
+    built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
     if cacheable(vs):
         built_hosts[vs.key] = BuiltHost(
             vs=vs,
@@ -132,8 +141,9 @@ def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
 
 
 def build_virtual_host(
-    vs: api.VirtualService, refs: Refs, report: ResourceReport, *, require_rbac: bool = False
+    vs: api.VirtualService, refs: Refs, reports: Reports, *, require_rbac: bool = False
 ) -> ir.VirtualHost | None:
+    report = reports.of(vs.key)
     spec = vs.spec
     meta = vs.metadata
     if spec.virtual_host is None:
@@ -145,9 +155,20 @@ def build_virtual_host(
     vhost = spec.virtual_host
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
-    options = vhost.options or _NO_OPTIONS
+    options = (
+        virtual_host_options(
+            vhost.options,
+            vhost.options_config_refs,
+            referrer=vs.key,
+            field="spec.virtualHost.optionsConfigRefs",
+            refs=refs,
+            reports=reports,
+            report=report,
+        )
+        or _NO_OPTIONS
+    )
     jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
-    routes = RouteBuilder(vs, name, refs, report, jwt_providers=providers)
+    routes = RouteBuilder(vs, name, refs, reports, jwt_providers=providers)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
@@ -172,6 +193,9 @@ def build_virtual_host(
         jwt=jwt,
         rbac=rbac,
         extauth=extauth,
+        retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
+        cors=build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False),
+        ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
     )
 
 

@@ -1,0 +1,102 @@
+"""`gwctl get gateways|proxy [NAME]`: Gateways with their listener and selection, and the
+Proxies the control plane built (REFERENCE.md §7.3), as tables or manifests (`-o yaml|json`).
+
+Proxies are not stored: they are the control plane's translation result, read from its
+admin API (`/snapshots/proxy-resources`) with their own statuses. The commands join the
+`gwctl get` group (`get.app`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
+from gw.cli.get import app, resources_of, state_text
+from gw.cli.install import InstallError
+from gw.cli.tables import render_table
+
+__all__ = ["get_gateways", "get_proxy"]
+
+
+@app.command("gateways")
+@app.command("gateway", hidden=True)
+@app.command("gw", hidden=True)
+def get_gateways(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List gateways with their listener, proxies and status."""
+    resources = resources_of(connect(admin_url), "Gateway", name)
+    rows = []
+    for r in resources:
+        spec = r.get("spec", {})
+        http = spec.get("httpGateway")
+        rows.append(
+            [
+                r["metadata"]["name"],
+                f"{spec.get('bindAddress', '::')}:{spec.get('bindPort', 8080)}",
+                "true" if spec.get("ssl") else "false",
+                "\n".join(spec.get("proxyNames") or ["gateway-proxy"]),
+                _selection_text(http) if http is not None else "",
+                state_text(r),
+            ]
+        )
+    table = render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
+    emit(resources, output, table)
+
+
+def _selection_text(http: dict[str, Any]) -> str:
+    expressions = (http.get("virtualServiceExpressions") or {}).get("expressions")
+    if expressions:
+        return "\n".join(
+            f"{e['key']} {e.get('operator', 'Equals')} {','.join(e.get('values', []))}".strip()
+            for e in expressions
+        )
+    if http.get("virtualServiceSelector"):
+        return ",".join(f"{k}={v}" for k, v in sorted(http["virtualServiceSelector"].items()))
+    if http.get("virtualServices"):
+        return "\n".join(
+            f"{ref.get('namespace', '')}.{ref['name']}".lstrip(".")
+            for ref in http["virtualServices"]
+        )
+    namespaces = http.get("virtualServiceNamespaces") or ["*"]
+    return "all in " + ",".join(namespaces)
+
+
+@app.command("proxy")
+@app.command("proxies", hidden=True)
+@app.command("px", hidden=True)
+def get_proxy(
+    name: Annotated[str | None, typer.Argument()] = None,
+    output: OutputOpt = Output.table,
+    admin_url: AdminUrl = None,
+) -> None:
+    """List the proxies the control plane built, with listeners, virtual hosts and status."""
+    try:
+        proxies = connect(admin_url).admin("/snapshots/proxy-resources")
+    except InstallError as exc:
+        fail(str(exc))
+    proxies = [p for p in proxies if not name or p["metadata"]["name"] == name]
+    if name and not proxies:
+        fail(f"Proxy {name!r} not found")
+    rows = []
+    for p in proxies:
+        listeners = p["spec"]["listeners"]
+        vhosts = sorted(
+            {v["name"] for lis in listeners for v in lis["httpListener"]["virtualHosts"]}
+        )
+        rows.append(
+            [
+                p["metadata"]["name"],
+                p["metadata"]["namespace"],
+                "gw",
+                "\n".join(f"{lis['bindAddress']}:{lis['bindPort']}" for lis in listeners),
+                "\n".join(vhosts),
+                state_text(p),
+            ]
+        )
+    headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
+    emit(proxies, output, render_table([*headers, "Status"], rows))

@@ -1,0 +1,183 @@
+"""The rate-limit server process: `envoy.service.ratelimit.v3.RateLimitService/
+ShouldRateLimit` over grpc.aio, configured over xDS, counting in Redis.
+
+Failures are answered with a gRPC error (UNAVAILABLE), never with "OK": Envoy then applies
+Settings `denyOnFail` (deny with 500, or let the request through). That covers Redis being
+down (logged once when it goes, once when it is back: the client reconnects by itself) and
+a server that has not received its configuration yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from envoy.config.core.v3 import base_pb2
+from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
+from google.protobuf import any_pb2, duration_pb2, struct_pb2
+from redis.exceptions import RedisError
+
+from gw.ratelimit.config import DEFAULT_ROLE, TYPE_URL, parse_resources
+from gw.ratelimit.counter import RedisCounter, Window, window
+from gw.ratelimit.limits import Limits, Rule
+from gw.translator.ir_ratelimit import DOMAIN
+from gw.xds.client import AdsClient
+
+log = logging.getLogger(__name__)
+
+_Response = rls_pb2.RateLimitResponse
+_OK = _Response.Code.OK
+_OVER = _Response.Code.OVER_LIMIT
+
+
+class Registry:
+    """The limits in force; None until the first configuration arrives."""
+
+    def __init__(self) -> None:
+        self.limits: Limits | None = None
+
+    def apply(self, resources: Sequence[any_pb2.Any]) -> None:
+        """Install the configs of an xDS response (raises ValueError: NACK, nothing kept)."""
+        configs = parse_resources(resources)
+        self.limits = Limits(configs)
+        log.info("ratelimit: serving %d configs: %s", len(configs), ", ".join(sorted(configs)))
+
+
+class RateLimitService(rls_pb2_grpc.RateLimitServiceServicer):  # type: ignore[misc]
+    def __init__(
+        self, registry: Registry, counter: RedisCounter, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.registry = registry
+        self.counter = counter
+        self.clock = clock
+        self.redis_down = False
+
+    async def ShouldRateLimit(  # noqa: N802 (gRPC method name)
+        self, request: rls_pb2.RateLimitRequest, context: Any
+    ) -> rls_pb2.RateLimitResponse:
+        limits = self.registry.limits
+        if limits is None:
+            log.warning("ratelimit: no configuration received yet; answering UNAVAILABLE")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "no configuration received yet")
+        assert limits is not None
+        descriptors = [[(e.key, e.value) for e in d.entries] for d in request.descriptors]
+        rules = (
+            limits.applied(descriptors) if request.domain == DOMAIN else [None] * len(descriptors)
+        )
+        now = self.clock()
+        counted: list[tuple[int, Rule, Window]] = []
+        hits: list[tuple[Window, int]] = []
+        for i, (entries, rule) in enumerate(zip(descriptors, rules, strict=True)):
+            if rule is None:
+                continue
+            win = window(request.domain, entries, rule.limit.unit, now)
+            counted.append((i, rule, win))
+            hits.append((win, _hits(request, i)))
+        try:
+            counts = await self.counter.hit(hits)
+        except (RedisError, OSError) as exc:
+            if not self.redis_down:
+                log.error("ratelimit: redis at %s is unreachable: %s", self.counter.address, exc)
+            self.redis_down = True
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "rate limit counters unavailable")
+        if self.redis_down:
+            log.warning("ratelimit: redis at %s is back", self.counter.address)
+            self.redis_down = False
+        return _response(len(descriptors), counted, counts, now)
+
+
+def _hits(request: rls_pb2.RateLimitRequest, index: int) -> int:
+    descriptor = request.descriptors[index]
+    if descriptor.HasField("hits_addend"):
+        return int(descriptor.hits_addend.value)
+    return int(request.hits_addend) or 1
+
+
+def _response(
+    size: int, counted: Sequence[tuple[int, Rule, Window]], counts: Sequence[int], now: float
+) -> rls_pb2.RateLimitResponse:
+    statuses = [_Response.DescriptorStatus(code=_OK) for _ in range(size)]
+    overall = _OK
+    for (index, rule, win), count in zip(counted, counts, strict=True):
+        allowed = rule.limit.requests_per_unit
+        code = _OVER if count > allowed else _OK
+        overall = _OVER if code == _OVER else overall
+        reset = max(1, win.start + win.seconds - int(now))
+        statuses[index] = _Response.DescriptorStatus(
+            code=code,
+            current_limit=_Response.RateLimit(
+                requests_per_unit=allowed, unit=_Response.RateLimit.Unit.Value(rule.limit.unit)
+            ),
+            limit_remaining=max(0, allowed - count),
+            duration_until_reset=duration_pb2.Duration(seconds=reset),
+        )
+    return _Response(overall_code=overall, statuses=statuses)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RatelimitOptions:
+    bind: str = "0.0.0.0"
+    port: int = 18081
+    xds_address: str = "127.0.0.1:9977"
+    role: str = DEFAULT_ROLE
+    redis: str = "127.0.0.1:6379"
+    node_id: str = ""
+
+
+@dataclass(slots=True)
+class RatelimitServer:
+    registry: Registry
+    counter: RedisCounter
+    grpc_server: grpc.aio.Server
+    ads: AdsClient
+    task: asyncio.Task[None]
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        await self.grpc_server.stop(grace=0.5)
+        await self.counter.close()
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) → (host, port); ValueError otherwise."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"{address!r} is not host:port")
+    return host.strip("[]"), int(port)
+
+
+async def start_ratelimit(options: RatelimitOptions) -> RatelimitServer:
+    """Serve ShouldRateLimit on `bind:port` and subscribe to the control plane; raises
+    OSError if the port cannot be bound."""
+    registry = Registry()
+    counter = RedisCounter(*split_address(options.redis))
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitService(registry, counter), server)
+    host = f"[{options.bind}]" if ":" in options.bind else options.bind
+    address = f"{host}:{options.port}"
+    if server.add_insecure_port(address) == 0:
+        raise OSError(f"cannot listen for rate limit checks on {address}")
+    await server.start()
+    metadata = struct_pb2.Struct()
+    metadata.update({"role": options.role})
+    node = base_pb2.Node(
+        id=options.node_id or f"ratelimit-{socket.gethostname()}-{os.getpid()}",
+        cluster="ratelimit",
+        metadata=metadata,
+    )
+    ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
+    task = asyncio.create_task(ads.run(), name="ratelimit-xds")
+    log.info(
+        "ratelimit: listening on %s, counting in redis at %s, configured by %s",
+        address,
+        options.redis,
+        options.xds_address,
+    )
+    return RatelimitServer(registry, counter, server, ads, task)

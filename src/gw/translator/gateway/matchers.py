@@ -1,0 +1,59 @@
+"""Route matchers → `ir.RouteMatch`: one path specifier (prefix, exact or regex), headers,
+query parameters and methods; regexes checked with RE2 as Envoy compiles them."""
+
+from __future__ import annotations
+
+from gw.api.virtualservice import Matcher
+from gw.translator import ir
+from gw.translator.regex import RegexError, capture_groups
+from gw.translator.reports import ResourceReport
+
+
+def build_match(m: Matcher, field: str, report: ResourceReport) -> ir.RouteMatch | None:
+    paths = [
+        (k, v)
+        for k, v in (("prefix", m.prefix), ("exact", m.exact), ("regex", m.regex))
+        if v is not None
+    ]
+    if not paths:
+        report.error(field, "no path specifier provided: set one of prefix, exact or regex")
+        return None
+    if len(paths) > 1:
+        names = ", ".join(k for k, _ in paths)
+        report.error(field, f"a matcher takes one path specifier, not {names}")
+        return None
+    kind, path = paths[0]
+    if kind in ("prefix", "exact") and not path.startswith("/"):
+        report.error(f"{field}.{kind}", f"{path!r} must start with /")
+        return None
+    if kind == "regex" and not _regex_ok(path, f"{field}.regex", report):
+        return None
+    headers = []
+    for i, h in enumerate(m.headers):
+        if h.regex and not _regex_ok(h.value, f"{field}.headers[{i}].value", report):
+            return None
+        headers.append(
+            ir.HeaderMatch(name=h.name, value=h.value, regex=h.regex, invert=h.invert_match)
+        )
+    query = []
+    for i, q in enumerate(m.query_parameters):
+        if q.regex and not _regex_ok(q.value, f"{field}.queryParameters[{i}].value", report):
+            return None
+        query.append(ir.QueryMatch(name=q.name, value=q.value, regex=q.regex))
+    return ir.RouteMatch(
+        path_kind=kind,  # type: ignore[arg-type]
+        path=path,
+        case_sensitive=m.case_sensitive is not False,
+        headers=tuple(headers),
+        query=tuple(query),
+        methods=tuple(m.methods),
+    )
+
+
+def _regex_ok(pattern: str, field: str, report: ResourceReport) -> bool:
+    try:
+        capture_groups(pattern)
+    except RegexError as exc:
+        report.error(field, str(exc))
+        return False
+    return True

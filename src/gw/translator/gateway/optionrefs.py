@@ -1,0 +1,118 @@
+"""`optionsConfigRefs.delegateOptions`: VirtualHostOption / RouteOption resources under the
+inline options, and the shallow merge that also passes route options down to delegated
+routes.
+
+The merge is generic over the models' fields (a field set higher up wins whole; a field
+only a lower source sets is taken from it), so options added by any feature merge the
+same way without code here.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from gw import api
+from gw.api import ResourceKey
+from gw.api.delegation import OptionsConfigRefs
+from gw.api.meta import Model
+from gw.api.virtualservice import RouteOptions, VirtualHostOptions
+from gw.translator.gateway.cors import build_cors
+from gw.translator.gateway.retries import build_retries
+from gw.translator.refs import Refs
+from gw.translator.reports import Reports, ResourceReport
+
+M = TypeVar("M", bound=Model)
+OptionKind = TypeVar("OptionKind", api.VirtualHostOption, api.RouteOption)
+
+_MISSING: dict[type[api.Resource], str] = {
+    api.VirtualHostOption: "virtualHostOption",
+    api.RouteOption: "routeOption",
+}
+
+
+# A rejected options resource is left out of the merge: the referrer is rejected through
+# the reference (refs.py), and its findings stay on the options resource.
+
+
+def merge_over(high: M | None, low: M | None) -> M | None:
+    """`high`'s set fields, completed with the fields only `low` sets."""
+    if low is None:
+        return high
+    if high is None:
+        return low
+    update = {
+        name: getattr(low, name)
+        for name in type(low).model_fields
+        if name in low.model_fields_set and name not in high.model_fields_set
+    }
+    return high.model_copy(update=update) if update else high
+
+
+def virtual_host_options(
+    inline: VirtualHostOptions | None,
+    config_refs: OptionsConfigRefs | None,
+    *,
+    referrer: ResourceKey,
+    field: str,
+    refs: Refs,
+    reports: Reports,
+    report: ResourceReport,
+) -> VirtualHostOptions | None:
+    merged = inline
+    found_all = _resolve(api.VirtualHostOption, config_refs, referrer, field, refs, report)
+    for found in (f for f in found_all if not reports.rejected(f.key)):
+        merged = merge_over(merged, found.spec.options)
+    return merged
+
+
+def route_options(
+    inline: RouteOptions | None,
+    config_refs: OptionsConfigRefs | None,
+    *,
+    referrer: ResourceKey,
+    field: str,
+    refs: Refs,
+    reports: Reports,
+    report: ResourceReport,
+) -> RouteOptions | None:
+    merged = inline
+    found_all = _resolve(api.RouteOption, config_refs, referrer, field, refs, report)
+    for found in (f for f in found_all if not reports.rejected(f.key)):
+        merged = merge_over(merged, found.spec.options)
+    return merged
+
+
+def _resolve(
+    kind: type[OptionKind],
+    config_refs: OptionsConfigRefs | None,
+    referrer: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport,
+) -> list[OptionKind]:
+    out: list[OptionKind] = []
+    for i, ref in enumerate(config_refs.delegate_options if config_refs else ()):
+        where = f"{field}.delegateOptions[{i}]"
+        found = refs.resolve(kind, ref, referrer=referrer, field=where)
+        if found is not None:
+            out.append(found)
+            continue
+        key = refs.key(kind, ref, referrer)
+        if not refs.exists(key):
+            report.warning(where, f"list did not find {_MISSING[kind]} {key.namespace}.{key.name}")
+    return out
+
+
+def check_option_resources(refs: Refs, reports: Reports) -> None:
+    """Each VirtualHostOption / RouteOption on its own: the options gw can check without a
+    virtual host (retries, cors). A rejected one rejects every host that refers to it."""
+    for vh_option in refs.of_kind(api.VirtualHostOption):
+        report = reports.of(vh_option.key)
+        vh = vh_option.spec.options
+        build_retries(vh.retries, "spec.options.retries", report)
+        build_cors(vh.cors, "spec.options.cors", report, route_level=False)
+    for rt_option in refs.of_kind(api.RouteOption):
+        report = reports.of(rt_option.key)
+        rt = rt_option.spec.options
+        build_retries(rt.retries, "spec.options.retries", report)
+        build_cors(rt.cors, "spec.options.cors", report, route_level=True)

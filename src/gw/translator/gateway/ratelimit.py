@@ -1,0 +1,230 @@
+"""Rate limits on virtual hosts and routes, and the Settings that name the rate-limit server.
+
+- `options.rateLimitConfigs.refs` (host or route) name RateLimitConfigs whose actions Envoy
+  runs; the descriptors go to the rate-limit server, which counts them in Redis.
+- `options.localRatelimit` is a token bucket in each Envoy; no server involved.
+- A route's limits replace its host's (each kind on its own: a route with only a local
+  limit keeps the host's global ones), as Envoy's most specific per-route config wins.
+- Settings `ratelimitServer.ratelimitServerRef` names the server's Upstream; a host that
+  uses RateLimitConfigs without it is rejected (fail closed: no silent "unlimited").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from gw import api
+from gw.api import ResourceKey
+from gw.api.duration import duration_ms
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.virtualservice import RouteOptions, VirtualHostOptions
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator import ir_ratelimit as irl
+from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.ratelimitconfig import compile_config
+from gw.translator.gateway.upstreams import cluster_name
+from gw.translator.options import Options
+from gw.translator.refs import Refs
+from gw.translator.reports import Reports, ResourceReport
+
+SETTINGS_NAME = "default"
+SERVER_FIELD = "spec.ratelimitServer.ratelimitServerRef"
+#: Envoy refuses a token bucket that refills faster than this.
+MIN_FILL_INTERVAL_MS = 50
+#: The options naming RateLimitConfigs: (model attribute, manifest field).
+_CONFIG_FIELDS = (
+    ("rate_limit_configs", "rateLimitConfigs"),
+    ("rate_limit_early_configs", "rateLimitEarlyConfigs"),
+    ("rate_limit_regular_configs", "rateLimitRegularConfigs"),
+)
+
+
+class RateLimitResolver:
+    """Resolves the rate-limit options of one VirtualService (host and routes)."""
+
+    def __init__(self, refs: Refs, referrer: ResourceKey, report: ResourceReport) -> None:
+        self.refs = refs
+        self.referrer = referrer
+        self.report = report
+
+    def resolve(
+        self, options: VirtualHostOptions | RouteOptions, field: str
+    ) -> irl.RateLimits | None:
+        """The limits an options block asks for (None: none; the host's apply)."""
+        policies = {
+            attr: self._refs(getattr(options, attr), f"{field}.{name}")
+            for attr, name in _CONFIG_FIELDS
+        }
+        local = options.local_ratelimit
+        built_local = _local(local, f"{field}.localRatelimit", self.report) if local else None
+        if not any(policies.values()) and built_local is None:
+            return None
+        return irl.RateLimits(
+            policies=policies["rate_limit_configs"],
+            early=policies["rate_limit_early_configs"],
+            regular=policies["rate_limit_regular_configs"],
+            local=built_local,
+        )
+
+    def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[irl.Policy, ...]:
+        if configs is None:
+            return ()
+        out: list[irl.Policy] = []
+        for i, ref in enumerate(configs.refs):
+            out.extend(self._policies(ref, f"{field}.refs[{i}]"))
+        return tuple(out)
+
+    def _policies(self, ref: api.ResourceRef, field: str) -> tuple[irl.Policy, ...]:
+        key = self.refs.key(api.RateLimitConfig, ref, self.referrer)
+        found = self.refs.resolve(api.RateLimitConfig, ref, referrer=self.referrer, field=field)
+        if found is None:
+            self.report.error(field, f"RateLimitConfig {key.namespace}.{key.name} not found")
+            return ()
+        # Findings about the config itself are reported on it (rejecting it rejects this
+        # VirtualService through the reference): a scratch report here.
+        built = compile_config(found, ResourceReport())
+        return built[1] if built is not None else ()
+
+
+def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> irl.LocalLimit | None:
+    ok = True
+    if local.max_tokens < 1:
+        report.error(f"{field}.maxTokens", "must be at least 1 (the bucket's size)")
+        ok = False
+    tokens_per_fill = 1 if local.tokens_per_fill is None else local.tokens_per_fill
+    if tokens_per_fill < 1:
+        report.error(f"{field}.tokensPerFill", "must be at least 1 (tokens added per interval)")
+        ok = False
+    interval = duration_ms(local.fill_interval)
+    if interval < MIN_FILL_INTERVAL_MS or interval != int(interval):
+        report.error(
+            f"{field}.fillInterval",
+            f"{local.fill_interval} is too short: Envoy refills a bucket at most every "
+            f"{MIN_FILL_INTERVAL_MS}ms (write whole milliseconds, e.g. 1s)",
+        )
+        ok = False
+    if not ok:
+        return None
+    return irl.LocalLimit(
+        max_tokens=local.max_tokens, tokens_per_fill=tokens_per_fill, fill_interval_ms=int(interval)
+    )
+
+
+def build_ratelimit_server(
+    snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
+) -> tuple[irl.RateLimitServer | None, ResourceKey | None]:
+    """The server Settings name, and the key of those Settings (None, None without)."""
+    for settings in snapshot.of_kind(api.Settings):
+        meta = settings.metadata
+        if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
+            continue
+        server = settings.spec.ratelimit_server
+        if server is None:
+            return None, settings.key
+        report = reports.of(settings.key)
+        if server.grpc_service is not None:
+            report.error(
+                "spec.ratelimitServer.grpcService",
+                "grpcService is not supported by this gw build: name the server's Upstream "
+                "in ratelimitServerRef",
+            )
+        cluster = None
+        ref = server.ratelimit_server_ref
+        if ref is not None:
+            key = refs.key(api.Upstream, ref, settings.key)
+            if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
+                report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
+            cluster = cluster_name(key.name, key.namespace)
+        built = irl.RateLimitServer(
+            cluster=cluster,
+            timeout_ms=max(1, int(duration_ms(server.request_timeout))),
+            deny_on_fail=server.deny_on_fail,
+            x_ratelimit_headers=server.enable_x_ratelimit_headers,
+            before_auth=server.rate_limit_before_auth,
+        )
+        return built, settings.key
+    return None, None
+
+
+def check_ratelimit_server(
+    snapshot: Snapshot,
+    server: irl.RateLimitServer | None,
+    settings: ResourceKey | None,
+    refs: Refs,
+    reports: Reports,
+) -> None:
+    """Reject virtual services that use RateLimitConfigs when no server is configured, and
+    tie the others to the Settings (rejected Settings reject them too)."""
+    for vs in snapshot.of_kind(api.VirtualService):
+        key = vs.key
+        for field in _global_fields(vs):
+            if server is None or server.cluster is None:
+                where = (
+                    f"Settings {settings.namespace}.{settings.name}"
+                    if settings
+                    else "the Settings resource (gw-system.default)"
+                )
+                reports.of(key).error(
+                    field,
+                    f"no rate limit server configured: set {SERVER_FIELD} in {where}",
+                )
+            elif settings is not None:
+                refs.link(key, field, settings)
+
+
+def attach_rate_limits(
+    proxy: ir.Proxy,
+    accepted: Mapping[ResourceKey, Contribution],
+    server: irl.RateLimitServer | None,
+) -> ir.Proxy:
+    """The Proxy with the served RateLimitConfigs, and the server (from Settings) on every
+    host with limits; the server's cluster speaks gRPC, so it is HTTP/2."""
+    configs = sorted(
+        (c for contribution in accepted.values() for c in contribution.rate_limit_configs),
+        key=lambda c: c.config_id,
+    )
+    listeners = tuple(
+        dataclasses.replace(
+            listener,
+            virtual_hosts=tuple(
+                dataclasses.replace(v, ratelimit_server=server) if _limited(v) else v
+                for v in listener.virtual_hosts
+            ),
+        )
+        for listener in proxy.listeners
+    )
+    clusters = tuple(
+        dataclasses.replace(c, http2=True)
+        if server is not None and c.name == server.cluster and not c.http2
+        else c
+        for c in proxy.clusters
+    )
+    return dataclasses.replace(
+        proxy, listeners=listeners, clusters=clusters, rate_limit_configs=tuple(configs)
+    )
+
+
+def _global_fields(vs: api.VirtualService) -> list[str]:
+    """Fields of `vs` that send requests to the rate-limit server."""
+    vhost = vs.spec.virtual_host
+    if vhost is None:
+        return []
+    blocks: list[tuple[str, VirtualHostOptions | RouteOptions | None]]
+    blocks = [("spec.virtualHost.options", vhost.options)]
+    blocks += [
+        (f"spec.virtualHost.routes[{i}].options", route.options)
+        for i, route in enumerate(vhost.routes)
+    ]
+    return [
+        f"{where}.{name}"
+        for where, options in blocks
+        if options is not None
+        for attr, name in _CONFIG_FIELDS
+        if (refs := getattr(options, attr)) is not None and refs.refs
+    ]
+
+
+def _limited(vhost: ir.VirtualHost) -> bool:
+    return vhost.ratelimit is not None or any(r.ratelimit is not None for r in vhost.routes)

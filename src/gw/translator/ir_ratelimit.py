@@ -1,0 +1,142 @@
+"""Rate limits in the IR: what Envoy is told (descriptor actions, local token buckets, the
+server) and what the rate-limit server is configured with (descriptor trees).
+
+The server side (`RateLimitConfig`, `Descriptor`, `Limit`) is served over xDS to the role
+`<namespace>~ratelimit` and read back by `gw.ratelimit` with these same types, as the
+extauth server reads `ir_extauth`. Plain frozen dataclasses: no API models, no protobuf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+#: The rate-limit domain of every descriptor Envoy sends (one filter, one domain).
+DOMAIN = "gw"
+#: The descriptor entry Envoy puts first for a RateLimitConfig's actions, valued
+#: `<namespace>.<name>`: the server finds that config's descriptor tree under it, so two
+#: configs never share a counter even when their descriptors are spelled the same.
+CONFIG_KEY = "gw.rlc"
+
+Unit = Literal["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
+#: Fixed-window lengths (a month is 30 days, a year 365, as in Envoy's reference server).
+UNIT_SECONDS: dict[str, int] = {
+    "SECOND": 1,
+    "MINUTE": 60,
+    "HOUR": 3600,
+    "DAY": 86_400,
+    "WEEK": 604_800,
+    "MONTH": 2_592_000,
+    "YEAR": 31_536_000,
+}
+
+
+# --- what the rate-limit server is served -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limit:
+    unit: Unit
+    requests_per_unit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Descriptor:
+    """`value` None matches any value (each value has its own counter). A request's
+    descriptor is limited by the node its last entry reaches, if that node has a limit."""
+
+    key: str
+    value: str | None = None
+    limit: Limit | None = None
+    descriptors: tuple[Descriptor, ...] = ()
+    weight: int = 0
+    always_apply: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitConfig:
+    """One RateLimitConfig's descriptors, addressed by `config_id` (`<namespace>.<name>`)."""
+
+    config_id: str
+    namespace: str
+    name: str
+    descriptors: tuple[Descriptor, ...]
+
+
+# --- what Envoy is told ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderCondition:
+    """A header test of `headerValueMatch`: `kind` `present` ignores `value`."""
+
+    name: str
+    kind: Literal["exact", "prefix", "suffix", "regex", "present"]
+    value: str = ""
+    invert: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action:
+    """One descriptor entry. `request_headers` reads `header_name` into `descriptor_key`;
+    `generic_key` and `header_value_match` add `descriptor_value` (the latter only when the
+    `headers` match as `expect_match` says); `remote_address` and `destination_cluster`
+    add the client address and the route's cluster."""
+
+    kind: Literal[
+        "generic_key", "request_headers", "remote_address", "header_value_match",
+        "destination_cluster",
+    ]  # fmt: skip
+    descriptor_key: str = ""
+    descriptor_value: str = ""
+    header_name: str = ""
+    skip_if_absent: bool = False
+    expect_match: bool = True
+    headers: tuple[HeaderCondition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """One descriptor Envoy sends: the entries of `actions`, in order (Envoy sends none
+    when an action cannot produce its entry, e.g. a missing header)."""
+
+    actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalLimit:
+    """A token bucket in each Envoy: `max_tokens`, refilled by `tokens_per_fill` every
+    `fill_interval_ms`."""
+
+    max_tokens: int
+    tokens_per_fill: int
+    fill_interval_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimits:
+    """A virtual host's or route's limits: `policies` (`rateLimitConfigs`, checked where
+    Settings `rateLimitBeforeAuth` says), `early` (always before authentication), `regular`
+    (always after authorization), and the local bucket. A route's replace its host's in each
+    filter (Envoy's most specific per-filter config wins)."""
+
+    policies: tuple[Policy, ...] = ()
+    early: tuple[Policy, ...] = ()
+    regular: tuple[Policy, ...] = ()
+    local: LocalLimit | None = None
+
+    @property
+    def has_global(self) -> bool:
+        return bool(self.policies or self.early or self.regular)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitServer:
+    """Settings `ratelimitServer`: the gRPC cluster of the server (None when Settings name
+    none: local limits only) and how Envoy calls it."""
+
+    cluster: str | None = None
+    timeout_ms: int = 100
+    deny_on_fail: bool = False
+    x_ratelimit_headers: bool = False
+    before_auth: bool = False
