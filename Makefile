@@ -24,7 +24,7 @@ check: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/pytest -q tests/golden --update-goldens
 
-# The benchmark report against nginx, HAProxy and Apache (docs/benchmarks.md); about 12
+# The benchmark report against nginx, HAProxy and Apache (docs/benchmarks.md); about 10
 # minutes; results in bench/results/. One part: $(BIN)/python -m bench --only dataplane
 bench: $(STAMP) bench-deps
 	$(BIN)/python -m bench

@@ -6,7 +6,7 @@ the machine, the load average at start and end, each part's wall time and outcom
 headline ratios of each part. A part that fails is reported and the others still run; the
 exit status is then 1.
 
-    python -m bench                       # everything, ~12 minutes on 2 cores
+    python -m bench                       # everything, ~10 minutes on 2 cores
     python -m bench --only dataplane,oidc # some parts
     python -m bench --quick               # seconds per part, results to a temp folder
 """
@@ -30,10 +30,10 @@ DEFAULT_RESULTS = Path(__file__).parent / "results"
 
 #: Each part and its arguments: full run, quick run.
 PARTS: dict[str, tuple[list[str], list[str]]] = {
-    "dataplane": (["--duration", "4", "--rounds", "5"], ["--duration", "1", "--rounds", "1"]),
-    "jwt": (["--duration", "2", "--reps", "7"], ["--duration", "1", "--reps", "1"]),
-    "oidc": (["--duration", "4", "--rounds", "3"], ["--duration", "1", "--rounds", "1"]),
-    "extauth": (["--duration", "4", "--reps", "2"], ["--duration", "1", "--reps", "1"]),
+    "dataplane": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
+    "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
+    "oidc": (["--duration", "5", "--rounds", "5"], ["--duration", "1", "--rounds", "1"]),
+    "extauth": (["--duration", "4", "--reps", "3"], ["--duration", "1", "--reps", "1"]),
     "translate": ([], ["--sizes", "100,1000"]),
     "propagation": ([], ["--samples", "3", "--sizes", "10,1000"]),
 }

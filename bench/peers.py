@@ -393,6 +393,7 @@ def machine() -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(),
         "cpu_model": model.group(1).strip() if model else platform.processor(),
+        "virtual_machine": bool(re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)),
         "memory_gb": round(int(mem.group(1)) / 1024 / 1024, 1) if mem else None,
         "kernel": platform.release(),
         "os": _os_name(),
