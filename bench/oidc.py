@@ -213,11 +213,8 @@ class Bench:
         port = free_port()
         host = f"apache.bench:{port}"
         oidc = peers.Oidc(self.idp.issuer, "bench-apache", "bench", self.redis.address, host)
-        secure = self._keep(
-            peers.start_apache(
-                "apache-oidc", peers.apache_config(port, upstream, self.work, oidc), self.work, port
-            )
-        )
+        config = peers.apache_config(port, upstream, self.work / "apache-oidc", oidc)
+        secure = self._keep(peers.start_apache("apache-oidc", config, self.work, port))
         cookie = self.login(secure.url.rstrip("/"), host)
         self.sides["apache-oidc-redis"] = Side(
             "apache-oidc-redis",
@@ -226,14 +223,8 @@ class Bench:
             {"proxy": secure.pid, "redis": self._redis_pid()},
         )
         port = free_port()
-        plain = self._keep(
-            peers.start_apache(
-                "apache-plain",
-                peers.apache_config(port, upstream, self.work, None),
-                self.work,
-                port,
-            )
-        )
+        config = peers.apache_config(port, upstream, self.work / "apache-plain", None)
+        plain = self._keep(peers.start_apache("apache-plain", config, self.work, port))
         self.sides["apache-plain"] = Side(
             "apache-plain",
             plain.url + "bench",

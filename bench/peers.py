@@ -183,7 +183,8 @@ class Oidc:
 
 def apache_config(port: int, upstream: int, workdir: Path, oidc: Oidc | None) -> str:
     """Apache (event MPM, one child process of 64 threads) proxying to the upstream with
-    keep-alive; with `oidc`, `/` needs a mod_auth_openidc session kept in Redis."""
+    keep-alive; with `oidc`, `/` needs a mod_auth_openidc session kept in Redis. `workdir`
+    holds its pid file, logs and mutexes: `start_apache(name, ...)` uses `<work>/<name>`."""
     modules = ["mpm_event", "authn_core", "authz_core", "authz_user", "proxy", "proxy_http"]
     if oidc:
         modules.append("auth_openidc")
@@ -291,7 +292,7 @@ def start_apache(name: str, config: str, workdir: Path, port: int) -> Peer:
     if os.geteuid() == 0:
         os.chmod(folder, 0o755)  # workers run as nobody
     path = folder / "httpd.conf"
-    path.write_text(config.replace(str(workdir), str(folder)))
+    path.write_text(config)
     command = [binary("apache2") or "apache2", "-f", str(path), "-DFOREGROUND"]
     return Peer(name, command, workdir, f"http://127.0.0.1:{port}/")
 
