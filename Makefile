@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test check golden bench install system-deps clean
+.PHONY: run test check golden bench install system-deps bench-deps clean
 
 run: $(STAMP)
 	$(BIN)/gw up examples/quickstart --echo-port 9000
@@ -24,7 +24,9 @@ check: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/pytest -q tests/golden --update-goldens
 
-bench: $(STAMP) system-deps
+# The benchmark report against nginx, HAProxy and Apache (docs/benchmarks.md); about 10
+# minutes; results in bench/results/. One part: $(BIN)/python -m bench --only dataplane
+bench: $(STAMP) bench-deps
 	$(BIN)/python -m bench
 
 install: $(STAMP)
@@ -38,6 +40,9 @@ $(STAMP): pyproject.toml
 
 system-deps:
 	scripts/system-deps
+
+bench-deps:
+	scripts/bench-deps
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -51,7 +51,9 @@ from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 from tests.support.wait import wait_until
 
-RESULTS = Path(__file__).parent / "results"
+from bench import report
+
+RESULTS = report.RESULTS
 SCENARIOS = ("gw-plain", "gw-extauth-redis", "gw-extauth-cookie", "gw-extauth-redis-2-servers")
 HOSTS = {
     "gw-plain": "plain.bench",
@@ -343,7 +345,7 @@ def write(summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], arg
     data: dict[str, Any] = {
         "benchmark": "extauth",
         "date": date,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "machine": report.machine(),
         "settings": {
             "duration_s": args.duration,
             "reps": args.reps,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import time
@@ -10,17 +11,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).parent / "results"
+#: Where results go: `bench/results/`, or `GW_BENCH_RESULTS` (`python -m bench --out`, so
+#: that quick trial runs do not overwrite the committed results).
+RESULTS = Path(os.environ.get("GW_BENCH_RESULTS") or Path(__file__).parent / "results")
 
 
 def machine() -> dict[str, Any]:
-    import os
+    """The machine (CPU model, kernel, versions of the peers) and the load average now."""
+    from bench import peers
 
     return {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
         "date": time.strftime("%Y-%m-%d"),
+        **peers.machine(),
+        "load_average_at_write": peers.load_average(),
     }
 
 
@@ -57,7 +63,12 @@ def write(
     ]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     m = data["machine"]
-    lines += ["", f"Machine: {m['cpus']} CPUs, Python {m['python']}, {m['platform']}, {m['date']}."]
+    lines += [
+        "",
+        f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), Python {m['python']}, "
+        f"{m['platform']}, {m['date']}; load average when written "
+        f"{m['load_average_at_write']}.",
+    ]
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

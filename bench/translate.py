@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from bench import report
+from bench import peers, report
 from bench.fixtures import write_config
 
 SIZES = (100, 1_000, 10_000)
@@ -120,13 +120,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    args = parser.parse_args(argv)
+    started, load_start = peers.now(), peers.load_average()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "empty"
         empty.mkdir()
         baseline = controlplane_rss_mb(empty)
-        for count in SIZES:
+        for count in (int(n) for n in args.sizes.split(",")):
             folder = Path(tmp) / f"config-{count}"
             write_config(folder, count)
             results.append(
@@ -151,7 +157,12 @@ def main() -> None:
     ]
     report.write(
         "translate",
-        {"results": results, "goal": {"translate_10k_s": 1.0, "rss_10k_mb": 300}},
+        {
+            "started": started,
+            "load_average": {"start": load_start, "end": peers.load_average()},
+            "results": results,
+            "goal": {"translate_10k_s": 1.0, "rss_10k_mb": 300},
+        },
         [
             "VirtualServices",
             "read (s)",
@@ -162,7 +173,8 @@ def main() -> None:
             "same, empty folder (MB)",
         ],
         rows,
-        notes=__doc__ or "",
+        notes=(__doc__ or "")
+        + f"\nLoad average at start {load_start}, at end {peers.load_average()}.\n",
     )
 
 

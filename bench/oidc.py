@@ -1,0 +1,402 @@
+"""Benchmark: requests with a logged-in OIDC session, gw against Apache `mod_auth_openidc`,
+side by side in one run.
+
+Run from the repository root: `python -m bench.oidc [--duration 5] [--rounds 3]`. It writes
+`bench/results/oidc.json` and `.md`.
+
+Both sides log in at the same provider (oidc-provider-mock, tests/support/oidc_provider.py),
+keep their sessions in the same Redis, and send to the same upstream (nginx answering
+`200 hello world` from memory):
+
+- `gw-oidc-redis`: `gw up` (Envoy, one worker) and `gw extauth` as its own process, a
+  VirtualService guarded by an AuthConfig with Redis sessions;
+- `apache-oidc-redis`: Apache (event MPM, one child process) with mod_auth_openidc,
+  `OIDCSessionType server-cache` and `OIDCCacheType redis`;
+- `gw-plain` and `apache-plain`: the same proxies without auth, for the overhead.
+
+A session cookie for each side is obtained by logging in over HTTP (the redirects followed
+by hand, as a browser would); before any load, each side must answer the cookie's request
+with the upstream's `200 hello world` (a redirect to the provider would be a benchmark of
+redirects) and a request without it with a redirect. `wrk` then sends the cookie on every
+request; any answer other than 200 fails the run. CPU per request is reported per side:
+the proxy, the auth server (gw's extauth; Apache does both in one process) and Redis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.oidc_agent import Agent
+from tests.support.oidc_provider import OidcProvider
+from tests.support.ports import free_port
+from tests.support.processes import GwUp, Process, gw_command, gw_env
+from tests.support.redis_server import RedisServer
+
+from bench import peers
+from bench.report import RESULTS
+
+SCENARIOS = ("gw-oidc-redis", "apache-oidc-redis", "gw-plain", "apache-plain")
+RATIOS = (
+    ("gw-oidc-redis", "apache-oidc-redis"),
+    ("gw-plain", "apache-plain"),
+    ("gw-oidc-redis", "gw-plain"),
+    ("apache-oidc-redis", "apache-plain"),
+)
+METRICS = ("rps", "p50_ms", "p99_ms", "cpu_us_per_req")
+BODY = "hello world\n"
+
+
+def gw_config(issuer: str, redis: str, port: int, upstream: int) -> str:
+    """Settings, the client secret, an AuthConfig with Redis sessions, the upstream and two
+    VirtualServices: `secure` (guarded) and `plain`."""
+
+    def host(name: str, options: str) -> str:
+        return f"""---
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: ["{name}.bench:*"]{options}
+    routes:
+    - matchers: [{{prefix: /}}]
+      routeAction: {{single: {{upstream: {{name: hello, namespace: gw-system}}}}}}
+"""
+
+    guard = "\n    options: {extauth: {configRef: {name: oidc, namespace: gw-system}}}"
+    return f"""apiVersion: gw.vendor.io/v1
+kind: Settings
+metadata: {{name: default, namespace: gw-system}}
+spec:
+  extauth:
+    extauthzServerRef: {{name: extauth, namespace: gw-system}}
+    requestTimeout: 5s
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: oauth, namespace: gw-system}}
+type: extauth.vendor.io/oauth
+stringData: {{client-secret: bench}}
+---
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: oidc, namespace: gw-system}}
+spec:
+  configs:
+  - oauth2:
+      oidcAuthorizationCode:
+        appUrl: http://secure.bench:{port}
+        callbackPath: /callback
+        clientId: bench-gw
+        clientSecretRef: {{name: oauth, namespace: gw-system}}
+        issuerUrl: {issuer}
+        session: {{store: {{cookieName: sid, options: {{host: "{redis}"}}}}}}
+---
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: hello, namespace: gw-system}}
+spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {upstream}}}]}}}}
+{host("secure", guard)}{host("plain", "")}"""
+
+
+def extauth_upstream(port: int) -> str:
+    return f"""apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: extauth, namespace: gw-system}}
+spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
+"""
+
+
+@dataclass
+class Side:
+    """One scenario: where wrk sends, with which headers, and whose CPU counts."""
+
+    name: str
+    url: str
+    headers: dict[str, str]
+    pids: dict[str, int]  # role -> root pid of a process tree
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def measure(self, seconds: float, connections: int) -> dict[str, Any]:
+        trees = {role: peers.tree(pid) for role, pid in self.pids.items()}
+        before = {role: peers.cpu_seconds(pids) for role, pids in trees.items()}
+        run = peers.wrk(self.url, self.headers, seconds, connections)
+        if run["non_2xx"] or run["socket_errors"]:
+            raise RuntimeError(f"{self.name}: not every answer was a 200: {run}")
+        n = max(run["requests"], 1)
+        cpu = {r: (peers.cpu_seconds(p) - before[r]) / n * 1e6 for r, p in trees.items()}
+        return {**{k: run[k] for k in ("rps", "p50_ms", "p99_ms", "requests")},
+                "cpu_us_per_req": sum(cpu.values()), "cpu_us_by_process": cpu}  # fmt: skip
+
+
+class Bench:
+    """Every process of the comparison; `stop()` ends them all, whatever got started."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.stoppable: list[Any] = []
+        self.sides: dict[str, Side] = {}
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        work = self.work
+        self.redis = self._keep(RedisServer(work))
+        self.idp = self._keep(OidcProvider(work))
+        up_port = free_port()
+        self.upstream = self._keep(
+            peers.start_nginx(
+                "upstream", peers.nginx_upstream_config(up_port, work / "upstream"), work, up_port
+            )
+        )
+        self._start_gw(up_port)
+        self._start_apache(up_port)
+
+    def _keep(self, process: Any) -> Any:
+        self.stoppable.append(process)
+        return process
+
+    def _start_gw(self, upstream: int) -> None:
+        folder = self.work / "config"
+        folder.mkdir()
+        gw = self._keep(
+            GwUp(
+                folder,
+                self.work / "home",
+                "--extauth-port",
+                "0",
+                "--envoy-log-level",
+                "error",
+                "--log-level",
+                "warning",
+            )
+        )
+        port = free_port()
+        command = gw_command(
+            *("extauth", "--xds", f"127.0.0.1:{gw.xds_port}", "--bind", "127.0.0.1"),
+            *("--port", str(port), "--log-level", "warning"),
+        )
+        extauth = self._keep(
+            Process(command, gw_env(self.work / "home"), self.work / "extauth.log")
+        )
+        (folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
+        (folder / "bench.yaml").write_text(
+            gw_config(self.idp.issuer, self.redis.address, gw.http_port, upstream)
+        )
+        for name in ("secure", "plain"):
+            gw.wait_status(f"VirtualService default.{name}", "Accepted")
+        envoy = next(p for p in peers.tree(gw.process.popen.pid)[1:] if _is_envoy(p))
+        secure = f"secure.bench:{gw.http_port}"
+        cookie = self.login(gw.url, secure)
+        pids = {"proxy": envoy, "auth": extauth.popen.pid, "redis": self._redis_pid()}
+        self.sides["gw-oidc-redis"] = Side(
+            "gw-oidc-redis", gw.url + "/bench", {"Host": secure, "Cookie": cookie}, pids
+        )
+        self.sides["gw-plain"] = Side(
+            "gw-plain",
+            gw.url + "/bench",
+            {"Host": f"plain.bench:{gw.http_port}"},
+            {"proxy": envoy},
+        )
+
+    def _start_apache(self, upstream: int) -> None:
+        port = free_port()
+        host = f"apache.bench:{port}"
+        oidc = peers.Oidc(self.idp.issuer, "bench-apache", "bench", self.redis.address, host)
+        config = peers.apache_config(port, upstream, self.work / "apache-oidc", oidc)
+        secure = self._keep(peers.start_apache("apache-oidc", config, self.work, port))
+        cookie = self.login(secure.url.rstrip("/"), host)
+        self.sides["apache-oidc-redis"] = Side(
+            "apache-oidc-redis",
+            secure.url + "bench",
+            {"Host": host, "Cookie": cookie},
+            {"proxy": secure.pid, "redis": self._redis_pid()},
+        )
+        port = free_port()
+        config = peers.apache_config(port, upstream, self.work / "apache-plain", None)
+        plain = self._keep(peers.start_apache("apache-plain", config, self.work, port))
+        self.sides["apache-plain"] = Side(
+            "apache-plain",
+            plain.url + "bench",
+            {"Host": f"apache.bench:{port}"},
+            {"proxy": plain.pid},
+        )
+
+    def _redis_pid(self) -> int:
+        assert self.redis.process is not None
+        return int(self.redis.process.popen.pid)
+
+    def login(self, url: str, host: str) -> str:
+        """Log in at the provider through `url` (as virtual host `host`), following the
+        redirects by hand; returns the Cookie header of the session."""
+        agent = Agent(url, host)
+        start = agent.start_login("/")
+        callback = self.idp.login(start.headers["location"], "bench@example.com")
+        done = agent.get(callback)
+        assert done.status_code == 302, (host, done.status_code, done.text)
+        return "; ".join(f"{k}={v}" for k, v in agent.cookies.items())
+
+    def check(self) -> None:
+        """Each side answers with the upstream's 200 — with the cookie where one is needed —
+        and the guarded sides redirect a request without it to the provider."""
+        for side in self.sides.values():
+            agent = Agent(side.url.rsplit("/", 1)[0], side.headers["Host"])
+            jar = dict(p.split("=", 1) for p in side.headers.get("Cookie", "").split("; ") if p)
+            answer = agent.get("/bench", cookies=jar)
+            assert (answer.status_code, answer.text) == (200, BODY), (side.name, answer)
+            if "Cookie" in side.headers:
+                anonymous = agent.get("/bench", cookies={})
+                assert anonymous.status_code == 302, (side.name, anonymous.status_code)
+                assert anonymous.headers["location"].startswith(self.idp.issuer), side.name
+
+    def stop(self) -> None:
+        for process in reversed(self.stoppable):
+            try:
+                process.stop()
+            except Exception as error:  # keep stopping the others
+                print(f"stopping {process}: {error}")
+
+
+def _is_envoy(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip().startswith("envoy")
+    except OSError:
+        return False
+
+
+def summarize(sides: dict[str, Side]) -> dict[str, Any]:
+    scenarios = {}
+    for name, side in sides.items():
+        scenarios[name] = {
+            "median": {k: round(statistics.median(r[k] for r in side.runs), 3) for k in METRICS},
+            "cpu_us_by_process": {
+                role: round(statistics.median(r["cpu_us_by_process"][role] for r in side.runs), 1)
+                for role in side.pids
+            },
+            "min_rps": round(min(r["rps"] for r in side.runs)),
+            "max_rps": round(max(r["rps"] for r in side.runs)),
+            "runs": side.runs,
+        }
+    ratios = {
+        f"{a} / {b}": {
+            k: round(
+                statistics.median(
+                    x[k] / y[k] for x, y in zip(sides[a].runs, sides[b].runs, strict=True)
+                ),
+                3,
+            )
+            for k in METRICS
+        }
+        for a, b in RATIOS
+    }
+    return {"scenarios": scenarios, "ratios": ratios}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    s = result["settings"]
+    lines = [
+        "# OIDC sessions: gw extauth against Apache mod_auth_openidc",
+        "",
+        f"`python -m bench.oidc --duration {s['seconds']:g} --rounds {s['rounds']}`, "
+        f"{result['started']}; wrk -t1 -c{s['connections']} with a logged-in session cookie; "
+        "same provider, Redis and upstream for both; medians over the rounds. Load average "
+        f"at start {result['load_average']['start']}, at end {result['load_average']['end']}.",
+        "",
+        "| scenario | req/s (min–max) | p50 ms | p99 ms | CPU µs/req, total | by process |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, data in result["scenarios"].items():
+        m = data["median"]
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in data["cpu_us_by_process"].items())
+        lines.append(
+            f"| {name} | {m['rps']:,.0f} ({data['min_rps']:,}–{data['max_rps']:,}) | "
+            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {m['cpu_us_per_req']:.1f} | {parts} |"
+        )
+    lines += [
+        "",
+        "Ratios (median of the per-round ratios; req/s above 1 is faster, latency and CPU "
+        "below 1 are better):",
+        "",
+        "| ratio | req/s | p50 | p99 | CPU/req |",
+        "|---|---|---|---|---|",
+    ]
+    for name, r in result["ratios"].items():
+        lines.append(
+            f"| {name} | {r['rps']:.3f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
+            f"{r['cpu_us_per_req']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
+    absent = peers.missing("nginx", "apache2", "mod_auth_openidc", "redis-server", "wrk")
+    if absent:
+        raise SystemExit(f"not installed: {', '.join(absent)}: run scripts/bench-deps")
+    started, load_start = peers.now(), peers.load_average()
+    with tempfile.TemporaryDirectory(prefix="gw-bench-oidc-") as tmp:
+        work = Path(tmp)
+        os.chmod(work, 0o755)  # Apache's workers run as nobody when started by root
+        bench = Bench(work)
+        try:
+            bench.check()
+            for side in bench.sides.values():  # warm up pools and caches
+                side.measure(1, connections)
+            for n in range(rounds):
+                for name in SCENARIOS:
+                    result = bench.sides[name].measure(seconds, connections)
+                    bench.sides[name].runs.append(result)
+                    print(
+                        f"round {n + 1} {name:18} {result['rps']:8.0f} req/s  "
+                        f"p99 {result['p99_ms']:.2f} ms  cpu "
+                        f"{result['cpu_us_per_req']:.0f} µs/req",
+                        flush=True,
+                    )
+            bench.check()  # the sessions held to the end
+        finally:
+            bench.stop()
+    return {
+        "benchmark": "oidc",
+        "started": started,
+        "load_average": {"start": load_start, "end": peers.load_average()},
+        "machine": peers.machine(),
+        "settings": {
+            "seconds": seconds,
+            "rounds": rounds,
+            "connections": connections,
+            "order": list(SCENARIOS),
+        },
+        **summarize(bench.sides),
+    }
+
+
+def write(result: dict[str, Any], out: Path = RESULTS) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "oidc.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "oidc.md").write_text(markdown(result))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    result = run(args.duration, args.rounds, args.connections)
+    write(result, args.out)
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
