@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 run: $(STAMP)
 	$(BIN)/gw up examples/quickstart --echo-port 9000
 
-test: $(STAMP) system-deps
+test: $(STAMP) bench-deps
 	$(BIN)/pytest -q
 
 check: $(STAMP)

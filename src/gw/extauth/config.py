@@ -1,21 +1,19 @@
-"""What the extauth server receives over xDS: resolved AuthConfigs, as Structs.
-
-The schema is `gw.translator.ir_extauth` (the control plane builds the Structs from those
-dataclasses); a Struct that does not fit is refused, which the ADS client turns into a NACK
-so that the server keeps its last good configuration.
-"""
+"""What the extauth server receives over xDS: resolved AuthConfigs, as Structs of the
+schema `gw.translator.ir_extauth` (see `gw.xds.structs`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from google.protobuf import any_pb2, json_format, struct_pb2
-from pydantic import TypeAdapter, ValidationError
+from google.protobuf import any_pb2
+from pydantic import TypeAdapter
 
 from gw.translator.ir_extauth import AuthConfig
+from gw.xds.structs import TYPE_URL, parse_structs
 
-#: The xDS type URL of an AuthConfig resource, and the role the server subscribes as.
-TYPE_URL = "type.googleapis.com/google.protobuf.Struct"
+__all__ = ["DEFAULT_ROLE", "TYPE_URL", "parse_resources"]
+
+#: The role the server subscribes as.
 DEFAULT_ROLE = "gw-system~extauth"
 
 _ADAPTER: TypeAdapter[AuthConfig] = TypeAdapter(AuthConfig)
@@ -23,21 +21,4 @@ _ADAPTER: TypeAdapter[AuthConfig] = TypeAdapter(AuthConfig)
 
 def parse_resources(resources: Sequence[any_pb2.Any]) -> dict[str, AuthConfig]:
     """Configs by `config_id`; raises ValueError naming the first resource that is bad."""
-    out: dict[str, AuthConfig] = {}
-    for index, resource in enumerate(resources):
-        struct = struct_pb2.Struct()
-        if not resource.Unpack(struct):
-            raise ValueError(f"resource {index} is a {resource.type_url}, not a Struct")
-        data = json_format.MessageToDict(struct)
-        try:
-            config = _ADAPTER.validate_python(data)
-        except ValidationError as exc:
-            name = data.get("config_id", f"#{index}")
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-            )
-            raise ValueError(f"auth config {name}: {problems}") from None
-        if config.config_id in out:
-            raise ValueError(f"auth config {config.config_id} is there twice")
-        out[config.config_id] = config
-    return out
+    return parse_structs(resources, _ADAPTER, "auth config")

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +22,7 @@ import redis.asyncio as aioredis
 from envoy.config.core.v3 import base_pb2
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
 from envoy.type.v3 import http_status_pb2
-from google.protobuf import any_pb2, struct_pb2
+from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
 from gw.extauth.config import DEFAULT_ROLE, TYPE_URL, parse_resources
@@ -34,7 +32,7 @@ from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.translator.ir_extauth import AuthConfig, RedisStore
-from gw.xds.client import AdsClient
+from gw.xds.client import AdsClient, component_node
 
 log = logging.getLogger(__name__)
 
@@ -207,13 +205,7 @@ async def start_extauth(options: ExtauthOptions) -> ExtauthServer:
     if server.add_insecure_port(address) == 0:
         raise OSError(f"cannot listen for ext_authz on {address}")
     await server.start()
-    metadata = struct_pb2.Struct()
-    metadata.update({"role": options.role})
-    node = base_pb2.Node(
-        id=options.node_id or f"extauth-{socket.gethostname()}-{os.getpid()}",
-        cluster="extauth",
-        metadata=metadata,
-    )
+    node = component_node("extauth", options.role, options.node_id)
     ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
     task = asyncio.create_task(ads.run(), name="extauth-xds")
     log.info("extauth: listening on %s, configured by %s", address, options.xds_address)

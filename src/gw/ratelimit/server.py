@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from envoy.config.core.v3 import base_pb2
 from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
-from google.protobuf import any_pb2, duration_pb2, struct_pb2
+from google.protobuf import any_pb2, duration_pb2
 from redis.exceptions import RedisError
 
 from gw.ratelimit.config import DEFAULT_ROLE, TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
 from gw.ratelimit.limits import Limits, Rule
 from gw.translator.ir_ratelimit import DOMAIN
-from gw.xds.client import AdsClient
+from gw.xds.client import AdsClient, component_node
 
 log = logging.getLogger(__name__)
 
@@ -165,13 +162,7 @@ async def start_ratelimit(options: RatelimitOptions) -> RatelimitServer:
     if server.add_insecure_port(address) == 0:
         raise OSError(f"cannot listen for rate limit checks on {address}")
     await server.start()
-    metadata = struct_pb2.Struct()
-    metadata.update({"role": options.role})
-    node = base_pb2.Node(
-        id=options.node_id or f"ratelimit-{socket.gethostname()}-{os.getpid()}",
-        cluster="ratelimit",
-        metadata=metadata,
-    )
+    node = component_node("ratelimit", options.role, options.node_id)
     ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
     task = asyncio.create_task(ads.run(), name="ratelimit-xds")
     log.info(

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
 from envoy.config.core.v3 import base_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, struct_pb2
 from google.rpc import status_pb2
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,18 @@ BACKOFF_MAX = 1.0
 _INVALID_ARGUMENT = 3
 
 Apply = Callable[[Sequence[any_pb2.Any]], None]
+
+
+def component_node(component: str, role: str, node_id: str | None = None) -> base_pb2.Node:
+    """The node a gw component (`extauth`, `ratelimit`) announces: the control plane serves
+    it the snapshot of `role`; the id defaults to one unique per process, for the logs."""
+    metadata = struct_pb2.Struct()
+    metadata.update({"role": role})
+    return base_pb2.Node(
+        id=node_id or f"{component}-{socket.gethostname()}-{os.getpid()}",
+        cluster=component,
+        metadata=metadata,
+    )
 
 
 @dataclass(slots=True)
