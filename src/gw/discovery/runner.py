@@ -8,6 +8,7 @@ exactly what the stage generates).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,25 @@ async def run(folder: Path, namespace: str, *, once: bool = False) -> None:
         sync_once(store.scan(), files, namespace)
         return
     log.info("discovery: watching %s, writing upstreams to %s", folder, files.folder)
+    retry: asyncio.Task[None] | None = None
     async for snapshot in store.watch():
-        sync_once(snapshot, files, namespace)
+        if sync_once(snapshot, files, namespace).failed and (retry is None or retry.done()):
+            retry = asyncio.create_task(_retry_failed_writes(store, files, namespace))
+
+
+#: How often writes that failed (disk full) are tried again while the folder is quiet.
+RETRY_SECONDS = 2.0
+
+
+async def _retry_failed_writes(
+    store: DirectoryStore, files: DiscoveredFiles, namespace: str
+) -> None:
+    """Freeing space outside the folder makes no event in it: keep trying until it works."""
+    while True:
+        await asyncio.sleep(RETRY_SECONDS)
+        if not sync_once(store.scan(), files, namespace).failed:
+            log.info("discovery: the files that could not be written are written now")
+            return
 
 
 async def run_orch(client: Any, namespace: str) -> None:

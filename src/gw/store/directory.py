@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -86,13 +87,23 @@ class DirectoryStore:
             try:
                 st = path.stat()
             except OSError:
-                continue  # removed between listing and stat
+                try:
+                    st = path.lstat()  # a symbolic link whose target is gone
+                except OSError:
+                    continue  # removed between listing and stat
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
             known = self._files.get(path)
             if known is not None and known.stamp == stamp:
                 continue
             changed = True
-            state = self._read(path, stamp, known)
+            unreadable = _unreadable(st.st_mode)
+            if unreadable is not None:
+                state = _File(
+                    stamp=stamp, error=unreadable, last_keys=known.last_keys if known else {}
+                )
+                log.warning("cannot read %s: %s", self._rel(path), unreadable)
+            else:
+                state = self._read(path, stamp, known)
             self._files[path] = state
             if now - st.st_mtime < self.SETTLE_SECONDS * 2 and _got_worse(known, state):
                 self._unsettled = True
@@ -119,7 +130,18 @@ class DirectoryStore:
             yield snapshot
 
     def _manifest_paths(self) -> Iterator[Path]:
+        # Symbolic links to folders are followed, each folder once: a link back up the tree
+        # would otherwise read the same files again at every level of the loop.
+        visited: set[tuple[int, int]] = set()
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
+            st = os.stat(dirpath)
+            if (st.st_dev, st.st_ino) in visited:
+                log.warning(
+                    "%s is a link to a folder already read: skipped", self._rel(Path(dirpath))
+                )
+                dirnames[:] = []
+                continue
+            visited.add((st.st_dev, st.st_ino))
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 if name.startswith((".", "#")) or not name.endswith(MANIFEST_SUFFIXES):
@@ -225,6 +247,19 @@ def _load_documents(path: Path, text: str) -> list[tuple[int, Any]]:
         else:
             out.append((number, doc))
     return out
+
+
+def _unreadable(mode: int) -> str | None:
+    """Why a manifest path that is not a regular file is not read, else None.
+
+    Reading a FIFO would block the control plane until some process writes to it; a device
+    may never end; a dangling symbolic link has nothing to read."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link whose target does not exist; fix or remove the link"
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"not a regular file ({kind}); gw reads only regular files"
 
 
 def _describe_load_error(exc: Exception) -> str:

@@ -34,6 +34,8 @@ HEADER = (
 class Changes:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: Files that could not be written (disk full, read-only folder); logged as errors.
+    failed: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.written or self.removed)
@@ -58,8 +60,13 @@ class DiscoveredFiles:
             path = self.path_of(key)
             text = render(resource)
             if self._may_write(snapshot, key, path, text, owned):
-                self.folder.mkdir(parents=True, exist_ok=True)
-                _write_atomically(path, text)
+                try:
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                    _write_atomically(path, text)
+                except OSError as exc:  # disk full, read-only folder: the next pass retries
+                    log.error("discovery: cannot write %s: %s", self._rel(path), _reason(exc))
+                    changes.failed.append(self._rel(path))
+                    continue
                 changes.written.append(self._rel(path))
         for key in sorted(stale):
             source = snapshot.sources.get(key)
@@ -109,7 +116,18 @@ def render(resource: Resource) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write a hidden temporary file and rename it: the store never reads half a file."""
+    """Write a hidden temporary file and rename it: the store never reads half a file.
+
+    When the write fails (disk full), the temporary file is removed and the old file, if
+    any, is left as it was."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)

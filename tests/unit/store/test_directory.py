@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from gw.api import ResourceKey
@@ -174,3 +175,35 @@ async def test_watch_waits_out_a_truncate_then_write(tmp_path: Path) -> None:
     finally:
         task.cancel()
     assert all(s for s in snapshots), f"a snapshot lost every resource: {snapshots}"
+
+
+def test_paths_that_are_not_regular_files_are_reported_not_read(tmp_path: Path) -> None:
+    """A FIFO would block the reader forever (found by the reliability suite); a dangling
+    link has nothing to read. Both are errors naming the file; a file that held resources
+    and became one keeps them known (Rejected, last accepted version served)."""
+    held = tmp_path / "held.yaml"
+    held.write_text(US.format(name="kept"))
+    store = DirectoryStore(tmp_path)
+    assert key("Upstream", "kept") in store.scan().resources
+    held.unlink()
+    os.mkfifo(held)
+    (tmp_path / "dangling.yaml").symlink_to(tmp_path / "missing.yaml")
+    (tmp_path / "ok.yaml").write_text(US.format(name="ok"))
+    snapshot = store.scan()
+    assert set(snapshot.resources) == {key("Upstream", "ok")}
+    errors = {str(e): e.key for e in snapshot.errors}
+    assert errors == {
+        "dangling.yaml: a symbolic link whose target does not exist; fix or remove the link": None,
+        "held.yaml, document 1: the file no longer parses: not a regular file (a FIFO); "
+        "gw reads only regular files": key("Upstream", "kept"),
+    }
+
+
+def test_a_link_loop_reads_each_folder_once(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "u.yaml").write_text(US.format(name="u"))
+    (tmp_path / "sub" / "up").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "linked").symlink_to(tmp_path / "sub", target_is_directory=True)
+    snapshot = DirectoryStore(tmp_path).scan()
+    assert set(snapshot.resources) == {key("Upstream", "u")}
+    assert snapshot.errors == ()

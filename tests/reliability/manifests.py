@@ -1,0 +1,27 @@
+"""Manifests the reliability tests share: a virtual service per host, static upstreams."""
+
+from __future__ import annotations
+
+
+def upstream(name: str, port: int, namespace: str = "default") -> str:
+    return f"""
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
+"""
+
+
+def virtual_service(name: str, domain: str, upstream: str, prefix: str = "/") -> str:
+    """`name` in `default`, routing `prefix` on `domain` to Upstream default.`upstream`."""
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: ["{domain}"]
+    routes:
+    - matchers: [{{prefix: {prefix}}}]
+      routeAction: {{single: {{upstream: {{name: {upstream}, namespace: default}}}}}}
+"""
