@@ -25,3 +25,21 @@ spec:
     - matchers: [{{prefix: {prefix}}}]
       routeAction: {{single: {{upstream: {{name: {upstream}, namespace: default}}}}}}
 """
+
+
+def service(name: str, port: int, endpoint_port: int) -> str:
+    """A Service `name` in `default` with one port, and its Endpoints: 127.0.0.1:endpoint_port."""
+    return f"""
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}, namespace: default}}
+spec:
+  ports: [{{name: http, port: {port}}}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {{name: {name}, namespace: default}}
+subsets:
+- addresses: [{{ip: 127.0.0.1}}]
+  ports: [{{name: http, port: {endpoint_port}}}]
+"""

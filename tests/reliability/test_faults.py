@@ -39,7 +39,7 @@ def kill_hard(process: Process) -> None:
 
 def answered_by(url: str, host: str) -> str:
     response = httpx.get(url + "/", headers={"host": host}, timeout=5)
-    return response.headers.get("x-echo-name", f"status {response.status_code}")
+    return str(response.headers.get("x-echo-name", f"status {response.status_code}"))
 
 
 # --- the control plane killed ---------------------------------------------------------------
@@ -191,6 +191,10 @@ spec:
 """
 
 
+def status_is(response: httpx.Response, status: int) -> httpx.Response | None:
+    return response if response.status_code == status else None
+
+
 def start_extauth(env: dict[str, Any]) -> Process:
     gw: GwUp = env["gw"]
     return Process(
@@ -218,14 +222,12 @@ def test_killed_extauth_server_fails_closed_and_unprotected_routes_keep_working(
 
     extauth = start_extauth(env)
     try:
-        reached = wait_until(
-            lambda: (r := private()).status_code == 503 and r, what="the extauth server"
-        )
+        reached = wait_until(lambda: status_is(private(), 503), what="the extauth server")
         assert reached.text == "identity provider unavailable"
         kill_hard(extauth)
 
         # Fail closed: Envoy's own 403, empty body, the upstream never reached.
-        closed = wait_until(lambda: (r := private()).status_code == 403 and r, what="403")
+        closed = wait_until(lambda: status_is(private(), 403), what="403")
         assert (closed.text, closed.headers.get("x-echo-name")) == ("", None)
         assert gw.get("/public/x", host="app.test").headers["x-echo-name"] == "app"
         assert gw.get("/", host="open.test").headers["x-echo-name"] == "app"
@@ -274,8 +276,7 @@ def test_unreadable_files_are_reported_by_name_and_the_rest_keeps_serving(
         assert errors == {
             "held.yaml, document 1": "the file no longer parses: not a regular file (a FIFO); "
             "gw reads only regular files",
-            "dangling.yaml": "a symbolic link whose target does not exist; "
-            "fix or remove the link",
+            "dangling.yaml": "a symbolic link whose target does not exist; fix or remove the link",
             "latin1.yaml": "the file is not UTF-8 text",
         }
         gw.wait_status("VirtualService default.new", "Accepted")  # read once, not per loop
