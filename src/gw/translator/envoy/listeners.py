@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from envoy.config.core.v3 import address_pb2
+from envoy.config.core.v3 import address_pb2, protocol_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
@@ -49,8 +49,19 @@ def _manager(
             config_source=names.ads_config_source(), route_config_name=route_config_name
         ),
         http_filters=http_filters(vhosts),
+        # Path tricks must not dodge a prefix: `/a/../b` and `//` are resolved before
+        # matching, and an encoded slash (`/public/..%2fadmin`), which would reach the
+        # upstream as a path it may decode to `/admin`, is answered with a redirect to the
+        # decoded, normalized path, which then goes through the route table like any path.
         normalize_path=wrappers_pb2.BoolValue(value=True),
         merge_slashes=True,
+        path_with_escaped_slashes_action=hcm_pb2.HttpConnectionManager.UNESCAPE_AND_REDIRECT,
+        # `x_user` is `x-user` to upstreams that map both to one variable (CGI, some
+        # frameworks): a client could pass off its own copy of a header gw sets from a
+        # verified token. Dropped, as nginx does by default.
+        common_http_protocol_options=protocol_pb2.HttpProtocolOptions(
+            headers_with_underscores_action=protocol_pb2.HttpProtocolOptions.DROP_HEADER
+        ),
     )
 
 
