@@ -47,6 +47,7 @@ from gw.translator.dump import (
     ratelimit_to_data,
     xds_to_data,
 )
+from gw.translator.gateway.jwks import holds_key_secrets
 from gw.xds.server import AdsServer
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,23 @@ def resource_data(resource: Any) -> dict[str, Any]:
         for field in ("data", "stringData"):
             if field in data:
                 data[field] = {k: REDACTED for k in data[field]}
-    return data
+    hidden: dict[str, Any] = _hide_local_key_secrets(data)
+    return hidden
+
+
+def _hide_local_key_secrets(data: Any) -> Any:
+    """A private or symmetric key pasted into `jwks.local.key` by mistake is refused (a
+    status says so) and never shown, wherever the option sits."""
+    if isinstance(data, list):
+        return [_hide_local_key_secrets(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {k: _hide_local_key_secrets(v) for k, v in data.items()}
+    local = out.get("jwks", {}).get("local") if isinstance(out.get("jwks"), dict) else None
+    if isinstance(local, dict) and isinstance(local.get("key"), str):
+        if holds_key_secrets(local["key"]):
+            local["key"] = REDACTED
+    return out
 
 
 def status_rows(controlplane: ControlPlane) -> dict[str, Any]:

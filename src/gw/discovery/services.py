@@ -40,7 +40,8 @@ class Discovery:
 
     #: Every upstream discovery generates now, by key.
     generated: dict[ResourceKey, api.Upstream] = field(default_factory=dict)
-    #: Generated keys held by a stored upstream discovery does not own: left as they are.
+    #: Generated keys held by a stored upstream discovery does not own, or by a manifest
+    #: that does not parse: left as they are.
     kept: frozenset[ResourceKey] = frozenset()
     #: Stored upstreams discovery owns whose service port is gone (a service whose manifest
     #: does not parse is not gone).
@@ -76,8 +77,14 @@ def discover(snapshot: Snapshot, namespace: str) -> Discovery:
                     continue  # the proxy speaks HTTP over TCP only
                 upstream = generate_upstream(service, port, target)
                 generated.setdefault(upstream.key, upstream)
+    # A manifest that claims the name but does not parse is the user's too: replacing it with
+    # a generated upstream would hide its error (found by the reliability suite's property
+    # tests); the translator rejects it and keeps serving its last accepted version instead.
+    broken = {e.key for e in snapshot.errors if e.key is not None}
     kept = frozenset(
-        key for key in generated if key in snapshot.resources and not owned(snapshot.resources[key])
+        key
+        for key in generated
+        if key in broken or (key in snapshot.resources and not owned(snapshot.resources[key]))
     )
     unreadable = unreadable_services(snapshot)
     stale = frozenset(

@@ -186,3 +186,15 @@ def test_a_service_whose_manifest_breaks_is_not_gone() -> None:
     assert discover(Snapshot(resources={generated.key: generated}), "gw-system").stale == {
         key("default-web-80")
     }
+
+
+def test_an_upstream_manifest_that_breaks_keeps_its_name() -> None:
+    """A generated upstream would hide the broken manifest's error behind `Accepted` (found
+    by the reliability suite's property tests): the name stays the broken manifest's, which
+    the translator rejects, serving its last accepted version."""
+    web = snapshot(service("web"))
+    broken = InputError(Source("mine.yaml", 1), "spec: not an object", key("default-web-80"))
+    with_broken = Snapshot(resources=web.resources, errors=(broken,))
+    assert discover(with_broken, "gw-system").kept == {key("default-web-80")}
+    assert key("default-web-80") not in ServiceDiscovery("gw-system")(with_broken).resources
+    assert key("default-web-80") in ServiceDiscovery("gw-system")(web).resources

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
-from gw.translator.gateway.jwks import JwksError, local_jwks
+from gw.translator.gateway.jwks import JwksError, holds_key_secrets, local_jwks
 from tests.support.tokens import SigningKey
 
 
@@ -124,3 +124,23 @@ def test_short_rsa_keys_are_refused() -> None:
     ).decode()
     with pytest.raises(JwksError, match="1024 bits; use at least 2048"):
         local_jwks(pem)
+
+
+def test_key_secrets_are_recognised_for_hiding() -> None:
+    """Views of the input hide a private or symmetric key pasted into `jwks.local.key`
+    (found by the reliability suite: /snapshots/input and `gwctl debug yaml` showed it)."""
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        private.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    assert holds_key_secrets(pem)
+    assert holds_key_secrets('{"kty": "oct", "k": "c2VjcmV0"}')
+    assert holds_key_secrets('{"keys": [{"kty": "RSA", "n": "x", "e": "AQAB", "d": "y"}]}')
+    assert not holds_key_secrets(public)
+    assert not holds_key_secrets('{"keys": [{"kty": "RSA", "n": "x", "e": "AQAB"}]}')
+    assert not holds_key_secrets("not a key")

@@ -47,6 +47,19 @@ def local_jwks(text: str) -> str:
     return json.dumps({"keys": keys}, sort_keys=True, separators=(",", ":"))
 
 
+def holds_key_secrets(text: str) -> bool:
+    """True when a `jwks.local.key` value holds private or symmetric key material: it is
+    refused as a key, and views of the input (the admin API, `gwctl debug yaml`) hide it."""
+    if "PRIVATE KEY-----" in text:
+        return True
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    keys = document.get("keys", [document]) if isinstance(document, dict) else []
+    return any(isinstance(k, dict) and bool(_PRIVATE_MEMBERS & k.keys()) for k in keys)
+
+
 def _pem_key(pem: str) -> dict[str, Any]:
     label = pem.split("-----BEGIN ", 1)[1].split("-----", 1)[0]
     if "PRIVATE" in label:

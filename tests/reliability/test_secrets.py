@@ -1,0 +1,257 @@
+"""Secret values never leave the secrets: not in any process's log, the debug server's
+endpoints, the proxy admin's config dump, `gwctl` output or status text.
+
+The test plants real secret values: a TLS server private key, an upstream client
+certificate's private key, a TLS secret whose key does not match (so a status talks about
+it), an OAuth client secret (from which the extauth server also derives its login-cookie
+key), and private / symmetric key material pasted by mistake into `jwks.local.key`. Then it
+makes the components use them (TLS handshakes, a protected request reaching the extauth
+server), with the control plane logging at debug, and scans everything a user or a support
+bundle can see for any part of any of them. Real `gw up`, Envoy, extauth server, `gwctl`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import ssl
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.reliability.manifests import upstream, virtual_service
+from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
+from tests.support.extauth_manifests import (
+    auth_config,
+    extauth_backends,
+    extauth_settings,
+    protected_app,
+)
+from tests.support.files import save
+from tests.support.gwctl import gwctl
+from tests.support.ports import free_port
+from tests.support.processes import Echo, GwUp
+from tests.support.wait import wait_until
+
+pytestmark = pytest.mark.e2e
+
+CA = make_ca("gw secrets CA")
+SERVER = make_cert(["tls.test"], CA)
+CLIENT = make_cert(["gw-client"], CA)
+MISMATCHED = make_cert(["bad.test"], CA)
+OTHER = make_cert(["bad.test"], CA)
+CLIENT_SECRET = "cs-" + secrets.token_urlsafe(24)
+HMAC_KEY = secrets.token_urlsafe(32)
+_PRIVATE_JWT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _private_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return _PRIVATE_JWT.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+JWT_PRIVATE_PEM = _private_pem()
+
+
+def fragments() -> dict[str, list[str]]:
+    """Pieces of every planted secret that must never show: each base64 line of each
+    private key, the middle of its base64 form (how Secret manifests hold it), the raw
+    values."""
+    out: dict[str, list[str]] = {}
+    for label, pem in (
+        ("server key", SERVER.key_pem),
+        ("client key", CLIENT.key_pem),
+        ("mismatched key", OTHER.key_pem),
+        ("JWT private key", JWT_PRIVATE_PEM),
+    ):
+        lines = [line for line in pem.splitlines() if line and not line.startswith("-----")]
+        encoded = base64.b64encode(pem.encode()).decode()
+        out[label] = [line for line in lines if len(line) >= 16] + [encoded[40:80]]
+    out["OAuth client secret"] = [CLIENT_SECRET]
+    out["symmetric JWK"] = [HMAC_KEY]
+    return out
+
+
+def leaks(text: str) -> list[str]:
+    return [label for label, parts in fragments().items() if any(p in text for p in parts)]
+
+
+def jwt_virtual_service(name: str, key: str) -> str:
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: {name}, namespace: default}}
+spec:
+  virtualHost:
+    domains: [{name}.test]
+    options:
+      jwt:
+        providers:
+          p:
+            issuer: https://issuer.test
+            jwks:
+              local:
+                key: |
+{textwrap.indent(key, " " * 18)}
+    routes:
+    - matchers: [{{prefix: /}}]
+      routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
+"""
+
+
+def client_tls_upstream(port: int) -> str:
+    return f"""
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: mtls, namespace: default}}
+spec:
+  static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}
+  sslConfig:
+    secretRef: {{name: client-tls, namespace: default}}
+"""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    work = tmp_path_factory.mktemp("secrets")
+    started: list[Any] = []
+    try:
+        app = Echo(work, "app")
+        started.append(app)
+        folder = work / "config"
+        folder.mkdir()
+        extauth_port = free_port()
+        symmetric = json.dumps({"kty": "oct", "k": HMAC_KEY, "alg": "HS256"})
+        save(
+            folder / "all.yaml",
+            "\n---\n".join(
+                [
+                    extauth_settings("1s"),
+                    extauth_backends(extauth_port, app.port, CLIENT_SECRET),
+                    auth_config("login", "http://app.test", f"http://127.0.0.1:{free_port()}"),
+                    protected_app("app", "app.test", "login"),
+                    tls_secret_yaml("server-tls", "default", SERVER),
+                    upstream("plain", app.port)
+                    + "\n---\n"
+                    + virtual_service("tls", "tls.test", "plain")
+                    + "  sslConfig: {secretRef: {name: server-tls, namespace: default}}\n",
+                    _mismatched_secret(),
+                    virtual_service("bad", "bad.test", "plain")
+                    + "  sslConfig: {secretRef: {name: bad-tls, namespace: default}}\n",
+                    tls_secret_yaml("client-tls", "default", CLIENT, CA),
+                    client_tls_upstream(app.port),
+                    virtual_service("mtls", "mtls.test", "mtls"),
+                    jwt_virtual_service("jwt-private", JWT_PRIVATE_PEM),
+                    jwt_virtual_service("jwt-symmetric", symmetric),
+                ]
+            ),
+        )
+        gw = GwUp(
+            folder, work / "home", "--log-level", "debug", "--extauth-port", str(extauth_port)
+        )
+        started.append(gw)
+        gw.wait_status("VirtualService default.tls", "Accepted")
+        gw.wait_status("VirtualService default.bad", "Rejected")
+        gw.wait_status("VirtualService default.jwt-private", "Rejected")
+        yield {"gw": gw, "folder": folder, "work": work}
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+def _mismatched_secret() -> str:
+    """A TLS secret holding the certificate of one key and another key."""
+    pair = KeyPair(MISMATCHED.cert_pem, OTHER.key_pem, MISMATCHED.cert, OTHER.key)
+    return tls_secret_yaml("bad-tls", "default", pair)
+
+
+def use_the_secrets(gw: GwUp) -> None:
+    """Handshakes with the server key; a request through the upstream's client key; a
+    protected request reaching the extauth server (which loads the client secret)."""
+    context = ssl.create_default_context(cadata=CA.cert_pem)
+    with httpx.Client(verify=context) as client:
+        response = client.get(
+            gw.https_url + "/",
+            headers={"host": "tls.test"},
+            extensions={"sni_hostname": "tls.test"},
+        )
+        assert response.headers["x-echo-name"] == "app"
+    # The echo speaks plain HTTP: the TLS hop fails, but Envoy loaded the client key to try.
+    assert gw.get("/", host="mtls.test").status_code == 503
+    wait_until(
+        lambda: gw.get("/private", host="app.test").text == "identity provider unavailable",
+        what="the extauth server to answer",
+    )
+
+
+def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
+    gw: GwUp = env["gw"]
+    use_the_secrets(gw)
+    shown: dict[str, str] = {}
+
+    # Statuses name the problem without quoting the material.
+    statuses = gw.statuses()
+    assert "private" in statuses["VirtualService default.jwt-private"]["reason"]
+    assert statuses["VirtualService default.jwt-symmetric"]["state"] == "Rejected"
+    assert "does not match" in statuses["VirtualService default.bad"]["reason"]
+
+    # The debug server: every endpoint its index lists.
+    index = httpx.get(gw.admin_url + "/", timeout=5).text
+    paths = sorted(set(re.findall(r'href="(/[^"?#]*)', index)))
+    assert {"/statuses", "/snapshots/input", "/snapshots/xds", "/snapshots/proxies"} <= set(paths)
+    for path in paths:
+        if "profil" in path or "pprof" in path:
+            continue  # CPU profiles sample for seconds and hold no configuration
+        shown[f"debug {path}"] = httpx.get(gw.admin_url + path, timeout=10).text
+    served = httpx.get(gw.admin_url + "/snapshots/xds", timeout=5).json()["data"]
+    assert "<redacted>" in json.dumps(served)  # the secrets are there, shown redacted
+
+    # The proxy admin (SPEC: /config_dump, with endpoints).
+    shown["proxy /config_dump"] = httpx.post(
+        gw.proxy_admin_url + "/config_dump?include_eds", timeout=10
+    ).text
+
+    # gwctl: everything a user runs, and the support bundle.
+    home = gw.home
+    for args in (
+        ("get", "virtualservice", "-o", "yaml"),
+        ("get", "upstreams", "-o", "yaml"),
+        ("get", "virtualservice"),
+        ("check",),
+        ("debug", "yaml"),
+        ("debug", "logs"),
+        ("proxy", "served-config"),
+        ("proxy", "dump"),
+        ("validate", "-f", str(env["folder"])),
+        ("translate", "-f", str(env["folder"])),
+    ):
+        run = gwctl(home, *args)
+        assert run.stdout, (args, run.stderr)
+        shown["gwctl " + " ".join(args[:2])] = run.stdout + run.stderr
+
+    # Every log: gw up's output, the control plane's log file, Envoy's log.
+    shown["gw up output"] = gw.process.output()
+    for log in sorted((home / "logs").iterdir()):
+        shown[f"log {log.name}"] = log.read_text(errors="replace")
+    assert "debug" in shown["log gw.log"].lower()  # the control plane did log at debug
+
+    found = {where: labels for where, text in shown.items() if (labels := leaks(text))}
+    assert found == {}
+
+
+def test_the_scan_finds_every_planted_value_where_it_belongs(env: dict[str, Any]) -> None:
+    """The scan can fail: run on the manifests, which do hold the values, it finds each."""
+    folder: Path = env["folder"]
+    assert leaks((folder / "all.yaml").read_text()) == list(fragments())
