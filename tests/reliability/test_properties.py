@@ -224,7 +224,7 @@ def translate_mutation(case: list[Any], mutated: list[Any]) -> list[Result]:
 
 
 @settings(
-    max_examples=300,
+    max_examples=200,
     derandomize=True,
     deadline=None,
     database=None,
@@ -249,7 +249,7 @@ def test_random_text_is_an_input_error_never_a_crash(text: str) -> None:
 
 
 @settings(
-    max_examples=30,
+    max_examples=24,
     derandomize=True,
     deadline=None,
     database=None,
