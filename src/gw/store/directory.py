@@ -134,7 +134,11 @@ class DirectoryStore:
         # would otherwise read the same files again at every level of the loop.
         visited: set[tuple[int, int]] = set()
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
-            st = os.stat(dirpath)
+            try:
+                st = os.stat(dirpath)
+            except OSError:
+                dirnames[:] = []
+                continue  # removed while being listed
             if (st.st_dev, st.st_ino) in visited:
                 log.warning(
                     "%s is a link to a folder already read: skipped", self._rel(Path(dirpath))

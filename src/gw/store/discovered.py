@@ -74,7 +74,12 @@ class DiscoveredFiles:
                 continue
             if any(s.path == source.path for k, s in snapshot.sources.items() if k != key):
                 continue  # the file holds more than this resource
-            (self.root / source.path).unlink(missing_ok=True)
+            try:
+                (self.root / source.path).unlink(missing_ok=True)
+            except OSError as exc:  # a read-only folder: the next pass retries
+                log.error("discovery: cannot remove %s: %s", source.path, _reason(exc))
+                changes.failed.append(source.path)
+                continue
             changes.removed.append(source.path)
         return changes
 

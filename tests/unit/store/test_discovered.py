@@ -3,8 +3,11 @@ touched once a user edited them."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gw.api import ResourceKey
@@ -94,3 +97,29 @@ def test_a_copy_held_in_another_file_is_not_duplicated(tmp_path: Path) -> None:
     (tmp_path / "discovered" / "default-web-80.yaml").rename(tmp_path / "mine.yaml")
     assert sync(tmp_path) == ([], [])
     assert not (tmp_path / "discovered" / "default-web-80.yaml").exists()
+
+
+def test_a_failed_write_or_removal_is_reported_and_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that refuses writes (faked here by raising the OSError a full or read-only disk
+    raises; the real full disk is tests/reliability/test_disk_full.py): each file is
+    reported, none is left half-written, and the next pass does what was missed."""
+    (tmp_path / "svc.yaml").write_text(service("web"))
+
+    def refuse(*_: object, **__: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", refuse)
+        changes = sync_once(DirectoryStore(tmp_path).scan(), DiscoveredFiles(tmp_path), "gw-system")
+    assert (changes.written, changes.failed) == ([], ["discovered/default-web-80.yaml"])
+    assert list((tmp_path / "discovered").iterdir()) == []  # no temporary file left
+    assert sync(tmp_path) == (["discovered/default-web-80.yaml"], [])
+
+    (tmp_path / "svc.yaml").unlink()
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "unlink", refuse)
+        changes = sync_once(DirectoryStore(tmp_path).scan(), DiscoveredFiles(tmp_path), "gw-system")
+    assert (changes.removed, changes.failed) == ([], ["discovered/default-web-80.yaml"])
+    assert sync(tmp_path) == ([], ["discovered/default-web-80.yaml"])
