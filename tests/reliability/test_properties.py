@@ -3,8 +3,9 @@ every resource gets a status, and whatever is served is configuration Envoy acce
 
 The manifests are the golden inputs (tests/golden/cases, which between them use every
 field gw knows) mutated by hypothesis: a value replaced by a random or hostile one (domains,
-regexes, durations, URLs, header names, PEM text, ports, references), a key deleted, a list
-item repeated, a subtree replaced; and random text as a file. Each mutated folder is
+regexes, durations, URLs, header names, PEM text, ports, references) or by a value taken
+from elsewhere in the case (a name, namespace or port in the wrong place), a key deleted, a
+list item repeated; and random text as a file. Each mutated folder is
 translated twice: fresh, and after the unmutated case was accepted (so last-accepted
 fallback and the translation cache are exercised too). A bounded sample of the outputs goes
 through `envoy --mode validate` (the check Envoy applies to what arrives over xDS: a
@@ -183,8 +184,21 @@ def mutated_case(draw: st.DrawFn) -> tuple[str, list[Any], list[Any]]:
         elif action == "repeat" and isinstance(parent, list):
             parent.append(copy.deepcopy(parent[key]))
         else:
-            parent[key] = draw(VALUES)
+            # Half the time a value from elsewhere in the case: names, namespaces and ports
+            # swapped between fields make references to resources that exist, of the wrong
+            # kind or namespace, or to themselves.
+            own = _strings(INPUTS[name])
+            parent[key] = draw(st.one_of(VALUES, st.sampled_from(own)) if own else VALUES)
     return name, INPUTS[name], docs
+
+
+def _strings(node: Any) -> list[Any]:
+    """The scalar values in a document tree (strings and numbers), sorted and unique."""
+    if isinstance(node, dict):
+        return sorted({v for child in node.values() for v in _strings(child)}, key=repr)
+    if isinstance(node, list):
+        return sorted({v for child in node for v in _strings(child)}, key=repr)
+    return [node] if isinstance(node, str | int) and not isinstance(node, bool) else []
 
 
 def _translate_folder(folder: Path, previous: Result | None = None) -> tuple[Snapshot, Result]:
