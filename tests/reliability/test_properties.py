@@ -218,8 +218,14 @@ def assert_every_resource_has_a_status(snapshot: Snapshot, result: Result) -> No
     wanted |= {e.key for e in snapshot.errors if e.key and e.key.kind not in STATUSLESS_KINDS}
     assert wanted <= set(result.statuses), wanted - set(result.statuses)
     for error in snapshot.errors:
-        if error.key is not None and error.key.kind not in STATUSLESS_KINDS:
-            assert result.statuses[error.key].state == "Rejected", error
+        if error.key is None or error.key.kind in STATUSLESS_KINDS:
+            continue
+        status = result.statuses[error.key]
+        assert error.message in status.reason, (error, status.reason)
+        if error.key in snapshot.resources:  # a second copy of a resource read elsewhere
+            assert status.state != "Accepted", error
+        else:
+            assert status.state == "Rejected", error
 
 
 def translate_mutation(case: list[Any], mutated: list[Any]) -> list[Result]:

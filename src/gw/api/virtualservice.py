@@ -64,9 +64,13 @@ class Destination(Model):
     orch: OrchDestination | None = None
 
 
+#: Envoy's bound on a weighted split: each weight, and their sum (a larger sum is a NACK).
+MAX_TOTAL_WEIGHT = 2**32 - 1
+
+
 class WeightedDestination(Model):
     destination: Destination
-    weight: int = Field(default=0, ge=0)
+    weight: int = Field(default=0, ge=0, le=MAX_TOTAL_WEIGHT)
 
 
 class MultiDestination(Model):

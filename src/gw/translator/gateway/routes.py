@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from gw import api
 from gw.api import ResourceRef
 from gw.api.duration import duration_ms
-from gw.api.virtualservice import Destination, Matcher, Route, RouteOptions
+from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
@@ -26,7 +26,7 @@ from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.transform import build_staged_transformations
-from gw.translator.gateway.upstreamgroups import route_to_group
+from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -239,6 +239,9 @@ class RouteBuilder:
                 self.report.error(
                     f"{field}.multi.destinations", "at least one destination needs a weight above 0"
                 )
+                return None
+            if (total := sum(d.weight for d in dests)) > MAX_TOTAL_WEIGHT:
+                self.report.error(f"{field}.multi.destinations", weights_too_large(total))
                 return None
             out = []
             for i, d in enumerate(dests):

@@ -12,6 +12,7 @@ import dataclasses
 
 from gw import api
 from gw.api import ResourceKey, ResourceRef
+from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.upstreams import cluster_name
@@ -64,7 +65,15 @@ def group_clusters(
             out.append(dataclasses.replace(target, weight=weighted.weight))
     if ok and not out:
         report.error("spec.destinations", "at least one destination needs a weight above 0")
+    if ok and (total := sum(w.weight for w in destinations)) > MAX_TOTAL_WEIGHT:
+        report.error("spec.destinations", weights_too_large(total))
+        ok = False
     return tuple(out) if ok and out else None
+
+
+def weights_too_large(total: int) -> str:
+    """Found by the reliability suite's property tests: Envoy refuses such a split."""
+    return f"the weights add up to {total}; their sum must not exceed {MAX_TOTAL_WEIGHT}"
 
 
 def _destination(
