@@ -108,7 +108,9 @@ def controlplane_rss_mb(folder: Path) -> float:
         peak = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
         return int(peak.split()[1]) / 1024
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
+        # SIGTERM, not SIGINT: a benchmark started in the background by a shell inherits an
+        # ignored SIGINT, and the control plane would never hear it.
+        os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
 
 

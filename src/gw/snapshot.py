@@ -50,12 +50,20 @@ class Snapshot:
     resources: Mapping[ResourceKey, Resource] = field(default_factory=dict)
     sources: Mapping[ResourceKey, Source] = field(default_factory=dict)
     errors: tuple[InputError, ...] = ()
+    #: Resources by kind, sorted, built on the first `of_kind` call: translation asks for
+    #: each kind several times, and one pass over 10,000 resources per ask adds up.
+    _by_kind: dict[str, list[Resource]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def of_kind(self, kind: type[R]) -> list[R]:
         """Resources of one kind, sorted by namespace then name (a stable order)."""
-        found = [r for k, r in self.resources.items() if k.kind == kind.KIND]
-        found.sort(key=lambda r: (r.metadata.namespace, r.metadata.name))
-        return found  # type: ignore[return-value]
+        if not self._by_kind and self.resources:
+            for key, resource in self.resources.items():
+                self._by_kind.setdefault(key.kind, []).append(resource)
+            for found in self._by_kind.values():
+                found.sort(key=lambda r: (r.metadata.namespace, r.metadata.name))
+        return list(self._by_kind.get(kind.KIND, ()))  # type: ignore[arg-type]
 
     def get(self, kind: type[R], namespace: str, name: str) -> R | None:
         found = self.resources.get(ResourceKey(kind.KIND, namespace, name))

@@ -10,7 +10,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from gw.cli import get
+from gw.cli import get, get_options
 from gw.cli.command import DataOutput, Output, emit, fail_many, version_mismatch
 from gw.cli.gwctl import app
 
@@ -169,3 +169,20 @@ def test_route_table_and_upstream_group_tables() -> None:
         assert text in rendered, rendered
     assert "x.v2 (upstream): weight 10" in rendered
     assert "spec.destinations: odd" in rendered
+
+
+def test_options_tables_list_the_fields_each_resource_sets() -> None:
+    vhopts = {
+        "metadata": {"name": "cors-and-retries", "namespace": "apps"},
+        "spec": {"options": {"retries": {"numRetries": 2}, "cors": {"allowOrigin": ["*"]}}},
+        **status("Accepted"),
+    }
+    empty = {"metadata": {"name": "nothing", "namespace": "apps"}, "spec": {}, **status("Accepted")}
+    rendered = get_options.options_table("Virtual Host Option", [vhopts, empty])
+    assert "VIRTUAL HOST OPTION" in rendered and "OPTIONS" in rendered
+    assert "cors-and-retries" in rendered and "nothing" in rendered
+    rows = [line for line in rendered.splitlines() if line.startswith("| ")][1:]
+    cells = [[cell.strip() for cell in row.split("|")[1:4]] for row in rows]
+    assert cells[0] == ["cors-and-retries", "Accepted", "cors"]
+    assert cells[1] == ["", "", "retries"]
+    assert cells[2] == ["nothing", "Accepted", ""]

@@ -117,6 +117,8 @@ class GlobalRateLimitFilter:
         return limits.regular + (() if before_auth else limits.policies)
 
     def _used(self, vhost: ir.VirtualHost) -> bool:
+        if not vhost.uses_global_ratelimit:
+            return False
         return any(
             self._policies(vhost, r)
             for r in (vhost.ratelimit, *(r.ratelimit for r in vhost.routes))

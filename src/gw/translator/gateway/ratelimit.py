@@ -53,6 +53,10 @@ class RateLimitResolver:
         self, options: VirtualHostOptions | RouteOptions, field: str
     ) -> irl.RateLimits | None:
         """The limits an options block asks for (None: none; the host's apply)."""
+        if options.local_ratelimit is None and not any(
+            getattr(options, attr) for attr, _ in _CONFIG_FIELDS
+        ):
+            return None
         policies = {
             attr: self._refs(getattr(options, attr), f"{field}.{name}")
             for attr, name in _CONFIG_FIELDS
