@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.processes import Echo, GwUp
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Processes the tests start are stopped with SIGINT, as a user's Ctrl-C would. A test
+    run started in the background by a non-interactive shell inherits SIGINT ignored, and
+    every child would inherit that in turn and never stop: give the run the default back."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
