@@ -229,8 +229,12 @@ def test_killed_extauth_server_fails_closed_and_unprotected_routes_keep_working(
 
     extauth = start_extauth(env)
     try:
-        reached = wait_until(lambda: status_is(private(), 503), what="the extauth server")
-        assert reached.text == "identity provider unavailable"
+        # Until the server has its AuthConfigs it answers `503 auth config ... is not
+        # loaded`; once it has them, the provider (absent here) is what it reports.
+        wait_until(
+            lambda: private().text == "identity provider unavailable", what="the extauth server"
+        )
+        assert private().status_code == 503
         kill_hard(extauth)
 
         # Fail closed: Envoy's own 403, empty body, the upstream never reached.
