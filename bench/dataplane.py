@@ -23,7 +23,6 @@ and the ratios against the hand-written Envoy, paired within each round.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 from functools import partial
@@ -35,7 +34,7 @@ from tests.support.ports import free_port
 from tests.support.processes import GwUp
 from tests.support.wait import wait_until
 
-from bench import peers
+from bench import peers, report
 from bench.report import RESULTS
 
 HOST = "bench.local"
@@ -224,12 +223,6 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
     }
 
 
-def write(result: dict[str, Any], out: Path = RESULTS) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "dataplane.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "dataplane.md").write_text(markdown(result))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
@@ -238,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     result = run(args.duration, args.rounds, args.connections)
-    write(result, args.out)
+    report.write_part(args.out, "dataplane", result, markdown(result))
     print(markdown(result))
     return 0
 

@@ -25,7 +25,6 @@ the proxy, the auth server (gw's extauth; Apache does both in one process) and R
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -39,7 +38,7 @@ from tests.support.ports import free_port
 from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 
-from bench import peers
+from bench import peers, report
 from bench.report import RESULTS
 
 SCENARIOS = ("gw-oidc-redis", "apache-oidc-redis", "gw-plain", "apache-plain")
@@ -379,12 +378,6 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
     }
 
 
-def write(result: dict[str, Any], out: Path = RESULTS) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "oidc.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "oidc.md").write_text(markdown(result))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
@@ -393,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     result = run(args.duration, args.rounds, args.connections)
-    write(result, args.out)
+    report.write_part(args.out, "oidc", result, markdown(result))
     print(markdown(result))
     return 0
 

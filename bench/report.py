@@ -77,3 +77,10 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.1f}" if value >= 10 else f"{value:.3f}"
     return str(value)
+
+
+def write_part(out: Path, part: str, result: dict[str, Any], markdown: str) -> None:
+    """`<part>.json` (for machines) and `<part>.md` (for people) in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{part}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{part}.md").write_text(markdown)

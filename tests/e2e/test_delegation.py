@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -24,21 +25,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HOST = "shop.example.com"
 VS_KEY = "VirtualService default.shop"
 
-UPSTREAMS = """
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: alpha, namespace: default}}
-spec:
-  static:
-    hosts: [{{addr: 127.0.0.1, port: {alpha}}}]
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: beta, namespace: default}}
-spec:
-  static:
-    hosts: [{{addr: 127.0.0.1, port: {beta}}}]
-"""
 
 SHOP = f"""
 apiVersion: gateway.vendor.io/v1
@@ -137,7 +123,9 @@ def gw(tmp_path_factory: pytest.TempPathFactory, echoes: tuple[Echo, Echo]) -> I
     alpha, beta = echoes
     folder = work / "config"
     folder.mkdir()
-    (folder / "upstreams.yaml").write_text(UPSTREAMS.format(alpha=alpha.port, beta=beta.port))
+    (folder / "upstreams.yaml").write_text(
+        upstream("alpha", alpha.port) + "---" + upstream("beta", beta.port)
+    )
     (folder / "shop.yaml").write_text(SHOP)
     (folder / "api.yaml").write_text(API_TABLE)
     (folder / "teams.yaml").write_text(teams(broad_weight=0))

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -24,20 +25,6 @@ VS_KEY = "VirtualService default.opts"
 APP_ORIGIN = "https://app.example.com"
 
 CONFIG = """
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: alpha, namespace: default}}
-spec:
-  static:
-    hosts: [{{addr: 127.0.0.1, port: {alpha}}}]
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: beta, namespace: default}}
-spec:
-  static:
-    hosts: [{{addr: 127.0.0.1, port: {beta}}}]
----
 apiVersion: gateway.vendor.io/v1
 kind: VirtualHostOption
 metadata: {{name: platform, namespace: default}}
@@ -123,9 +110,10 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GwUp]:
     try:
         folder = work / "config"
         folder.mkdir()
-        (folder / "opts.yaml").write_text(
-            CONFIG.format(alpha=alpha.port, beta=beta.port, host=HOST, origin=APP_ORIGIN)
+        (folder / "upstreams.yaml").write_text(
+            upstream("alpha", alpha.port) + "---" + upstream("beta", beta.port)
         )
+        (folder / "opts.yaml").write_text(CONFIG.format(host=HOST, origin=APP_ORIGIN))
         up = GwUp(folder, work / "home")
         try:
             up.wait_status(VS_KEY, "Accepted")

@@ -23,9 +23,9 @@ import httpx
 import pytest
 from cryptography import x509
 
-from tests.reliability.manifests import service, upstream, virtual_service
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
 from tests.support.files import save
+from tests.support.manifests import service, upstream, virtual_service
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.manifests import service
+from tests.support.manifests import service
 from tests.support.processes import Process, gw_command, gw_env
 from tests.support.wait import wait_until
 

@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.reliability.manifests import upstream, virtual_service
 from tests.support.extauth_manifests import auth_config, extauth_backends, protected_app
 from tests.support.files import save
+from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
 from tests.support.wait import wait_until

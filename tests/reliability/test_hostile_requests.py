@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.manifests import upstream, virtual_service
 from tests.support.files import save
+from tests.support.manifests import upstream, virtual_service
 from tests.support.processes import Echo, GwUp
 
 pytestmark = pytest.mark.e2e

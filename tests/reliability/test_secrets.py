@@ -26,7 +26,6 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.reliability.manifests import upstream, virtual_service
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
 from tests.support.extauth_manifests import (
     auth_config,
@@ -36,6 +35,7 @@ from tests.support.extauth_manifests import (
 )
 from tests.support.files import save
 from tests.support.gwctl import gwctl
+from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until

@@ -1,4 +1,4 @@
-"""Manifests the reliability tests share: a virtual service per host, static upstreams."""
+"""Manifests tests share: a virtual service per host, static upstreams, orchestrator services."""
 
 from __future__ import annotations
 
