@@ -44,5 +44,8 @@ system-deps:
 bench-deps:
 	scripts/bench-deps
 
+# Everything the targets above create in the tree (results under bench/results/ are kept).
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache \
+		src/*.egg-info build dist bench/.work debug
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
