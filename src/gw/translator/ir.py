@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gw.translator.ir_extauth import AuthConfig
-from gw.translator.ir_ratelimit import RateLimitConfig, RateLimits, RateLimitServer
+from gw.translator.ir_ratelimit import RateLimits, RateLimitServer
+from gw.wire.extauth import AuthConfig
+from gw.wire.ratelimit import RateLimitConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

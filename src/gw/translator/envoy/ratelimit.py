@@ -34,6 +34,7 @@ from gw.translator import ir
 from gw.translator import ir_ratelimit as irl
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.wire.ratelimit import DOMAIN
 
 LOCAL_STAT_PREFIX = "local_rate_limit"
 _DRAFT_03 = common_pb2.XRateLimitHeadersRFCVersion.DRAFT_VERSION_03
@@ -175,7 +176,7 @@ def build_global(server: irl.RateLimitServer | None) -> rate_limit_pb2.RateLimit
     version still served after Settings lost it) it calls a cluster that does not exist
     and denies: a limit is never silently lifted."""
     out = rate_limit_pb2.RateLimit(
-        domain=irl.DOMAIN,
+        domain=DOMAIN,
         timeout=_duration(server.timeout_ms if server else 100),
         failure_mode_deny=server.deny_on_fail if server else True,
         rate_limit_service=rls_config_pb2.RateLimitServiceConfig(

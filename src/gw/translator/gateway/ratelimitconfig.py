@@ -22,6 +22,7 @@ from gw.translator import ir_ratelimit as irl
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import Reports, ResourceReport
+from gw.wire import ratelimit
 
 _RAW = "spec.raw"
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -64,7 +65,7 @@ def build_rate_limit_configs(
 
 def compile_config(
     rlc: api.RateLimitConfig, report: ResourceReport
-) -> tuple[irl.RateLimitConfig, tuple[irl.Policy, ...]] | None:
+) -> tuple[ratelimit.RateLimitConfig, tuple[irl.Policy, ...]] | None:
     """The server's config and Envoy's policies of one RateLimitConfig; None when it has
     errors (all of them reported)."""
     raw = rlc.spec.raw
@@ -76,7 +77,9 @@ def compile_config(
         )
     descriptors = _descriptors(raw.descriptors, f"{_RAW}.descriptors", report)
     ident = config_id(rlc.key)
-    first = irl.Action(kind="generic_key", descriptor_key=irl.CONFIG_KEY, descriptor_value=ident)
+    first = irl.Action(
+        kind="generic_key", descriptor_key=ratelimit.CONFIG_KEY, descriptor_value=ident
+    )
     policies = []
     for i, entry in enumerate(raw.rate_limits):
         actions = _actions(entry, f"{_RAW}.rateLimits[{i}]", report)
@@ -91,7 +94,7 @@ def compile_config(
         report.warning(f"{_RAW}.descriptors", "no descriptors: no request is ever limited")
     if len(report.errors) > errors:
         return None
-    config = irl.RateLimitConfig(
+    config = ratelimit.RateLimitConfig(
         config_id=ident,
         namespace=rlc.metadata.namespace,
         name=rlc.metadata.name,
@@ -102,7 +105,7 @@ def compile_config(
 
 def _descriptors(
     nodes: Sequence[Descriptor], field: str, report: ResourceReport
-) -> tuple[irl.Descriptor, ...]:
+) -> tuple[ratelimit.Descriptor, ...]:
     out = []
     seen: set[tuple[str, str | None]] = set()
     for i, node in enumerate(nodes):
@@ -117,11 +120,11 @@ def _descriptors(
         seen.add((node.key, node.value))
         limit = None
         if node.rate_limit is not None:
-            limit = irl.Limit(
+            limit = ratelimit.Limit(
                 unit=node.rate_limit.unit, requests_per_unit=node.rate_limit.requests_per_unit
             )
         out.append(
-            irl.Descriptor(
+            ratelimit.Descriptor(
                 key=node.key,
                 value=node.value,
                 limit=limit,
