@@ -37,7 +37,7 @@ import json, sys, time
 from pathlib import Path
 from gw.controlplane import translate_with_gc_paused
 from gw.store.directory import DirectoryStore
-from gw.translator import Options
+from gw.translator.options import Options
 from gw.xds.cache import pack_resources
 folder = Path(sys.argv[1]); repeat = int(sys.argv[2])
 runs = []

@@ -33,7 +33,7 @@ from gw.api import STATUSLESS_KINDS, ManifestError, ResourceKey, kind_for, parse
 from gw.api.status import State
 from gw.controlplane import ControlPlane
 from gw.snapshot import Snapshot
-from gw.translator import translate
+from gw.translator.translation import translate
 
 log = logging.getLogger(__name__)
 

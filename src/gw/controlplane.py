@@ -26,7 +26,8 @@ from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.store.status import StatusBook
 from gw.tracing import Trace
-from gw.translator import Options, Result, translate
+from gw.translator.options import Options
+from gw.translator.translation import Result, translate
 from gw.xds.cache import SnapshotCache
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from gw.controlplane import ControlPlane
 from gw.store.leader import LeaderElector, Timing
 from gw.store.orch import OrchStore, configured_watch_namespaces, connect
 from gw.store.orch_webhook import WebhookCertificate, ensure_certificate, publish_ca_bundle
-from gw.translator import Options
+from gw.translator.options import Options
 from gw.up import start_controlplane
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator import Options
+from gw.translator.options import Options
 from gw.xds.cache import SnapshotCache
 from gw.xds.server import AdsServer, start_server
 

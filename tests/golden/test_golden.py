@@ -18,8 +18,9 @@ import yaml
 from gw.discovery import ServiceDiscovery, discover
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator import Options, Result, translate
 from gw.translator.dump import proxy_to_data, ratelimit_to_data, xds_to_data
+from gw.translator.options import Options
+from gw.translator.translation import Result, translate
 
 CASES = Path(__file__).parent / "cases"
 #: Goldens are translated as of this moment (2026-06-01 UTC), so certificate expiry is

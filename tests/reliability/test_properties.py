@@ -29,7 +29,8 @@ from gw.api import STATUSLESS_KINDS
 from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator import Options, Result, translate
+from gw.translator.options import Options
+from gw.translator.translation import Result, translate
 from tests.golden.test_golden import CASES, GOLDEN_NOW
 from tests.support.envoy_validate import envoy_refusal
 

@@ -165,7 +165,7 @@ def controlplane(
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
-    from gw.translator import Options
+    from gw.translator.options import Options
 
     if (folder is None) == (not orch):
         raise typer.BadParameter("give either --dir FOLDER or --orch")

@@ -21,7 +21,7 @@ from gw.cli.tables import render_table
 
 if TYPE_CHECKING:
     from gw.snapshot import Snapshot
-    from gw.translator import Result
+    from gw.translator.translation import Result
 
 # The store and the translator are imported where used, so that other gwctl commands do
 # not pay for loading them.
@@ -107,7 +107,8 @@ def translate_command(
 
 
 def run(path: Path) -> tuple[Snapshot, Result]:
-    from gw.translator import Options, translate
+    from gw.translator.options import Options
+    from gw.translator.translation import translate
 
     snapshot = load(path)
     return snapshot, translate(snapshot, Options(now=time.time()))

@@ -1,5 +1,5 @@
 """What the extauth server receives over xDS: resolved AuthConfigs, as Structs of the
-schema `gw.translator.ir_extauth` (see `gw.xds.structs`)."""
+schema `gw.wire.extauth` (see `gw.wire.structs`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from google.protobuf import any_pb2
 from pydantic import TypeAdapter
 
-from gw.translator.ir_extauth import AuthConfig
-from gw.xds.structs import TYPE_URL, parse_structs
+from gw.wire.extauth import AuthConfig
+from gw.wire.structs import TYPE_URL, parse_structs
 
 __all__ = ["DEFAULT_ROLE", "TYPE_URL", "parse_resources"]
 

@@ -2,12 +2,12 @@
 
 Parsing is on the hot path (every guarded request), so it is a plain split rather than
 `http.cookies`, which is slow and chokes on values it does not like. Attributes come from
-the AuthConfig's `cookieOptions` (`ir_extauth.CookieOptions`).
+the AuthConfig's `cookieOptions` (`gw.wire.extauth_oidc.CookieOptions`).
 """
 
 from __future__ import annotations
 
-from gw.translator.ir_extauth import CookieOptions
+from gw.wire.extauth_oidc import CookieOptions
 
 
 def parse_cookies(header: str) -> dict[str, str]:

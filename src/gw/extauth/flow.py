@@ -38,7 +38,7 @@ from gw.extauth.sessions import (
     Tokens,
 )
 from gw.extauth.state import LIFETIME, LoginState, StateSealer, UsedStates, state_cookie_name
-from gw.translator.ir_extauth import AuthConfig
+from gw.wire.extauth import AuthConfig
 
 log = logging.getLogger(__name__)
 

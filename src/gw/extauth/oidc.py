@@ -27,7 +27,7 @@ from joserfc import errors as jose_errors
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from gw.translator.ir_extauth import OidcAuthorizationCode
+from gw.wire.extauth_oidc import OidcAuthorizationCode
 
 log = logging.getLogger(__name__)
 

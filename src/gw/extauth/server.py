@@ -31,7 +31,8 @@ from gw.extauth.decisions import Allow, Decision, Deny, Request
 from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
-from gw.translator.ir_extauth import AuthConfig, RedisStore
+from gw.wire.extauth import AuthConfig
+from gw.wire.extauth_oidc import RedisStore
 from gw.xds.client import AdsClient, component_node
 
 log = logging.getLogger(__name__)

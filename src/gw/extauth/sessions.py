@@ -31,7 +31,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from gw.extauth.cookies import clear_cookie, set_cookie
-from gw.translator.ir_extauth import DEFAULT_COOKIE_MAX_AGE, RedisStore, Session
+from gw.wire.extauth_oidc import DEFAULT_COOKIE_MAX_AGE, RedisStore, Session
 
 log = logging.getLogger(__name__)
 

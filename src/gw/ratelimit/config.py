@@ -1,5 +1,5 @@
 """What the rate-limit server receives over xDS: RateLimitConfigs' descriptor trees, as
-Structs of the schema `gw.translator.ir_ratelimit.RateLimitConfig` (see `gw.xds.structs`)."""
+Structs of the schema `gw.wire.ratelimit.RateLimitConfig` (see `gw.wire.structs`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from google.protobuf import any_pb2
 from pydantic import TypeAdapter
 
-from gw.translator.ir_ratelimit import RateLimitConfig
-from gw.xds.structs import TYPE_URL, parse_structs
+from gw.wire.ratelimit import RateLimitConfig
+from gw.wire.structs import TYPE_URL, parse_structs
 
 __all__ = ["DEFAULT_ROLE", "TYPE_URL", "parse_resources"]
 

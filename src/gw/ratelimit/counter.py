@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from gw.translator.ir_ratelimit import UNIT_SECONDS
+from gw.wire.ratelimit import UNIT_SECONDS
 
 KEY_PREFIX = "gw-ratelimit:"
 #: A down Redis must be a clear error within Envoy's request timeout, not a hang.

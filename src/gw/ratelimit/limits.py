@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gw.translator.ir_ratelimit import CONFIG_KEY, Descriptor, Limit, RateLimitConfig
+from gw.wire.ratelimit import CONFIG_KEY, Descriptor, Limit, RateLimitConfig
 
 Entries = Sequence[tuple[str, str]]
 

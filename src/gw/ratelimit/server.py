@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 from gw.ratelimit.config import DEFAULT_ROLE, TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
 from gw.ratelimit.limits import Limits, Rule
-from gw.translator.ir_ratelimit import DOMAIN
+from gw.wire.ratelimit import DOMAIN
 from gw.xds.client import AdsClient, component_node
 
 log = logging.getLogger(__name__)

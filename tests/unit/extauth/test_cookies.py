@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gw.extauth.cookies import clear_cookie, parse_cookies, set_cookie
-from gw.translator.ir_extauth import CookieOptions
+from gw.wire.extauth_oidc import CookieOptions
 
 
 def test_parse() -> None:

@@ -24,7 +24,7 @@ from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions
 from gw.extauth.state import state_cookie_name
-from gw.translator import ir_extauth
+from gw.wire import extauth, extauth_oidc
 
 ISSUER = "https://idp.example.com"
 KEY = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig"})
@@ -61,8 +61,8 @@ class Provider:
         )
 
 
-def config(**oidc: Any) -> ir_extauth.AuthConfig:
-    base = ir_extauth.OidcAuthorizationCode(
+def config(**oidc: Any) -> extauth.AuthConfig:
+    base = extauth_oidc.OidcAuthorizationCode(
         app_url="https://app.example.com",
         callback_path="/callback",
         redirect_uri="https://app.example.com/callback",
@@ -74,9 +74,9 @@ def config(**oidc: Any) -> ir_extauth.AuthConfig:
         id_token_header="x-id-token",
         logout_path="/logout",
         after_logout_url="https://app.example.com/bye",
-        session=ir_extauth.Session(allow_refreshing=True),
+        session=extauth_oidc.Session(allow_refreshing=True),
     )
-    return ir_extauth.AuthConfig(
+    return extauth.AuthConfig(
         config_id="ns.app", namespace="ns", name="app", oidc=dataclasses.replace(base, **oidc)
     )
 
@@ -88,7 +88,7 @@ async def provider() -> Any:
         yield fake, http
 
 
-def party(http: httpx.AsyncClient, auth: ir_extauth.AuthConfig) -> RelyingParty:
+def party(http: httpx.AsyncClient, auth: extauth.AuthConfig) -> RelyingParty:
     return RelyingParty(auth, IdentityProvider(auth.oidc, http), CookieSessions(auth.oidc.session))
 
 
@@ -134,7 +134,7 @@ async def test_cookie_session_is_refreshed(provider: tuple[Provider, httpx.Async
 async def test_expired_cookie_session_without_refresh_logs_in_again(
     provider: tuple[Provider, httpx.AsyncClient],
 ) -> None:
-    rp = party(provider[1], config(session=ir_extauth.Session(allow_refreshing=False)))
+    rp = party(provider[1], config(session=extauth_oidc.Session(allow_refreshing=False)))
     old = id_token(-3600, iat=int(time.time()) - 7200)
     answer = await rp.check(Request(path="/", cookies={"id_token": old, "refresh_token": "r"}))
     assert isinstance(answer, Deny) and answer.status == 302

@@ -22,7 +22,7 @@ from gw.extauth.oidc import (
     InvalidIdToken,
     ProviderUnavailable,
 )
-from gw.translator.ir_extauth import OidcAuthorizationCode
+from gw.wire.extauth_oidc import OidcAuthorizationCode
 
 ISSUER = "https://idp.example.com"
 CLIENT = "gw-app"

@@ -11,7 +11,7 @@ from google.protobuf import any_pb2, struct_pb2
 
 from gw.ratelimit.config import TYPE_URL, parse_resources
 from gw.store.directory import DirectoryStore
-from gw.translator import translate
+from gw.translator.translation import translate
 from gw.xds.cache import pack_resources
 
 CASES = Path(__file__).resolve().parents[2] / "golden" / "cases"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gw.ratelimit.limits import Limits
-from gw.translator.ir_ratelimit import CONFIG_KEY, Descriptor, Limit, RateLimitConfig
+from gw.wire.ratelimit import CONFIG_KEY, Descriptor, Limit, RateLimitConfig
 
 PER_MINUTE = Limit(unit="MINUTE", requests_per_unit=3)
 VIP = Limit(unit="MINUTE", requests_per_unit=100)

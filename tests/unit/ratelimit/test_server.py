@@ -15,7 +15,7 @@ from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from gw.ratelimit.counter import KEY_PREFIX, RedisCounter
 from gw.ratelimit.limits import Limits
 from gw.ratelimit.server import RateLimitService, Registry
-from gw.translator.ir_ratelimit import CONFIG_KEY, DOMAIN, Descriptor, Limit, RateLimitConfig
+from gw.wire.ratelimit import CONFIG_KEY, DOMAIN, Descriptor, Limit, RateLimitConfig
 from tests.support.redis_server import RedisServer
 
 OK = rls_pb2.RateLimitResponse.Code.OK

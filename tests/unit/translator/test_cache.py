@@ -11,7 +11,8 @@ from gw.api import ResourceKey
 from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator import Options, Result, translate
+from gw.translator.options import Options
+from gw.translator.translation import Result, translate
 from tests.golden.test_golden import CASES, GOLDEN_NOW
 
 OPTIONS = Options(now=GOLDEN_NOW)

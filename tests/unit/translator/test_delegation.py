@@ -11,9 +11,9 @@ from gw.api.delegation import SelectorExpression
 from gw.api.status import State
 from gw.api.virtualservice import RouteOptions
 from gw.snapshot import InputError, Snapshot
-from gw.translator import translate
 from gw.translator.gateway.optionrefs import merge_over
 from gw.translator.gateway.selectors import matches
+from gw.translator.translation import translate
 
 VS = """
 apiVersion: gateway.vendor.io/v1

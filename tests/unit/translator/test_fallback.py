@@ -9,7 +9,7 @@ import yaml
 from gw.api import ResourceKey, parse_document
 from gw.api.status import State
 from gw.snapshot import InputError, Snapshot
-from gw.translator import Result, translate
+from gw.translator.translation import Result, translate
 
 
 def snapshot(*docs: str, errors: tuple[InputError, ...] = ()) -> Snapshot:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from gw.api import ResourceKey
 from gw.api.status import State
 from gw.snapshot import InputError
-from gw.translator import FALLBACK_MESSAGE, Result, translate
+from gw.translator.translation import FALLBACK_MESSAGE, Result, translate
 from tests.unit.translator.test_fallback import snapshot, vs
 
 FIRST = ResourceKey("Gateway", "gw-system", "first")

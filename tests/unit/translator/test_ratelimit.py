@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from gw.api import ResourceKey
 from gw.api.status import State
-from gw.translator import translate
 from gw.translator.dump import ratelimit_to_data
+from gw.translator.translation import translate
 from tests.unit.translator.test_fallback import snapshot
 
 SETTINGS = """

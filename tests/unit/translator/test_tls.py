@@ -13,7 +13,8 @@ import yaml
 from gw.api import ResourceKey, parse_document
 from gw.api.status import State
 from gw.snapshot import Snapshot
-from gw.translator import Options, Result, translate
+from gw.translator.options import Options
+from gw.translator.translation import Result, translate
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
 
 NOW = Options(now=time.time())

@@ -31,9 +31,9 @@ from google.protobuf import duration_pb2, wrappers_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator import ir_ratelimit as irl
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.wire.ratelimit import DOMAIN
 
 LOCAL_STAT_PREFIX = "local_rate_limit"
 _DRAFT_03 = common_pb2.XRateLimitHeadersRFCVersion.DRAFT_VERSION_03
@@ -73,7 +73,7 @@ class LocalRateLimitFilter:
         return ()
 
 
-def build_local(limit: irl.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRateLimit:
+def build_local(limit: ir.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRateLimit:
     """One bucket (each per-route config is its own), enforced on every request."""
     everyone = base_pb2.RuntimeFractionalPercent(
         default_value=percent_pb2.FractionalPercent(
@@ -106,8 +106,8 @@ class GlobalRateLimitFilter:
         self.name = names.RATELIMIT_EARLY if stage == "early" else names.RATELIMIT
 
     def _policies(
-        self, vhost: ir.VirtualHost, limits: irl.RateLimits | None
-    ) -> tuple[irl.Policy, ...]:
+        self, vhost: ir.VirtualHost, limits: ir.RateLimits | None
+    ) -> tuple[ir.Policy, ...]:
         if limits is None:
             return ()
         server = vhost.ratelimit_server
@@ -157,25 +157,25 @@ class GlobalRateLimitFilter:
         return ()
 
 
-def _inherit(host: irl.RateLimits | None, route: irl.RateLimits) -> irl.RateLimits:
+def _inherit(host: ir.RateLimits | None, route: ir.RateLimits) -> ir.RateLimits:
     """A route's limits field by field: each of `rateLimitConfigs`, `rateLimitEarlyConfigs`
     and `rateLimitRegularConfigs` the route does not set is its host's (a route's per-filter
     config replaces the host's whole, so the host's part is repeated there)."""
     if host is None:
         return route
-    return irl.RateLimits(
+    return ir.RateLimits(
         policies=route.policies or host.policies,
         early=route.early or host.early,
         regular=route.regular or host.regular,
     )
 
 
-def build_global(server: irl.RateLimitServer | None) -> rate_limit_pb2.RateLimit:
+def build_global(server: ir.RateLimitServer | None) -> rate_limit_pb2.RateLimit:
     """The listener's ratelimit filter. Without a server (a rejected host's last accepted
     version still served after Settings lost it) it calls a cluster that does not exist
     and denies: a limit is never silently lifted."""
     out = rate_limit_pb2.RateLimit(
-        domain=irl.DOMAIN,
+        domain=DOMAIN,
         timeout=_duration(server.timeout_ms if server else 100),
         failure_mode_deny=server.deny_on_fail if server else True,
         rate_limit_service=rls_config_pb2.RateLimitServiceConfig(
@@ -193,14 +193,14 @@ def build_global(server: irl.RateLimitServer | None) -> rate_limit_pb2.RateLimit
     return out
 
 
-def _per_route(policies: Sequence[irl.Policy]) -> rate_limit_pb2.RateLimitPerRoute:
+def _per_route(policies: Sequence[ir.Policy]) -> rate_limit_pb2.RateLimitPerRoute:
     out: rate_limit_pb2.RateLimitPerRoute = rate_limit_pb2.RateLimitPerRoute(
         rate_limits=[rc_pb2.RateLimit(actions=[_action(a) for a in p.actions]) for p in policies]
     )
     return out
 
 
-def _action(action: irl.Action) -> rc_pb2.RateLimit.Action:
+def _action(action: ir.Action) -> rc_pb2.RateLimit.Action:
     a = rc_pb2.RateLimit.Action
     if action.kind == "generic_key":
         return a(
@@ -230,7 +230,7 @@ def _action(action: irl.Action) -> rc_pb2.RateLimit.Action:
     )
 
 
-def _header(condition: irl.HeaderCondition) -> rc_pb2.HeaderMatcher:
+def _header(condition: ir.HeaderCondition) -> rc_pb2.HeaderMatcher:
     out = rc_pb2.HeaderMatcher(name=condition.name, invert_match=condition.invert)
     if condition.kind == "present":
         out.present_match = True

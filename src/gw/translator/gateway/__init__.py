@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
-from gw.translator import ir, ir_extauth
+from gw.translator import ir
 from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import attach_endpoints
@@ -46,6 +46,7 @@ from gw.translator.gateway.virtualhosts import build_virtual_services, check_dom
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs, propagate_rejections
 from gw.translator.reports import Reports
+from gw.wire import extauth
 
 __all__ = ["Contribution", "build_proxy"]
 
@@ -228,7 +229,7 @@ def _assemble(
     by_role: dict[ListenerRole, list[ir.VirtualHost]] = defaultdict(list)
     clusters: dict[str, ir.Cluster] = {}
     secrets: dict[str, ir.TlsSecret] = {}
-    auth_configs: list[ir_extauth.AuthConfig] = []
+    auth_configs: list[extauth.AuthConfig] = []
     for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
         for role, vhost in contribution.virtual_hosts:
             if vhost.uses_extauth:

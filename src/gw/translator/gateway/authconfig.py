@@ -1,4 +1,4 @@
-"""AuthConfigs → resolved auth configs (`ir_extauth.AuthConfig`) for the extauth server.
+"""AuthConfigs → resolved auth configs (`gw.wire.extauth.AuthConfig`) for the extauth server.
 
 Everything the server needs at run time is checked and filled in here, so that a mistake is
 a status on the AuthConfig (naming the field) and never a login that fails at 3 a.m.: URLs
@@ -18,11 +18,11 @@ from gw.api.authconfig import OidcAuthorizationCode, OidcHeaders, UserSession
 from gw.api.duration import duration_ms
 from gw.api.secret import OAUTH_TYPE
 from gw.snapshot import Snapshot
-from gw.translator import ir_extauth
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.sessions import OIDC_FIELD, TOKEN, build_session
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
+from gw.wire import extauth, extauth_oidc
 
 CLIENT_SECRET_KEY = "client-secret"
 #: Parameters the server sets itself on the authorization request.
@@ -69,7 +69,7 @@ def redirect_uri(oidc: OidcAuthorizationCode) -> str:
 
 def build_auth_config(
     auth_config: api.AuthConfig, refs: Refs, report: ResourceReport
-) -> ir_extauth.AuthConfig | None:
+) -> extauth.AuthConfig | None:
     spec = auth_config.spec
     if spec.boolean_expr is not None:
         report.error("spec.booleanExpr", "booleanExpr is not supported by this gw build yet")
@@ -97,11 +97,11 @@ def build_auth_config(
     meta = auth_config.metadata
     headers = oidc.headers or OidcHeaders()
     poll = oidc.discovery_poll_interval
-    return ir_extauth.AuthConfig(
+    return extauth.AuthConfig(
         config_id=config_id(meta.namespace, meta.name),
         namespace=meta.namespace,
         name=meta.name,
-        oidc=ir_extauth.OidcAuthorizationCode(
+        oidc=extauth_oidc.OidcAuthorizationCode(
             app_url=oidc.app_url,
             callback_path=callback,
             redirect_uri=redirect_uri(oidc),

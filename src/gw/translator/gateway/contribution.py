@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gw.translator import ir, ir_extauth, ir_ratelimit
+from gw.translator import ir
+from gw.wire import extauth, ratelimit
 
 if TYPE_CHECKING:
     from gw.translator.gateway.gateways import GatewayListener
@@ -25,7 +26,7 @@ class Contribution:
     virtual_hosts: tuple[tuple[ListenerRole, ir.VirtualHost], ...] = ()
     clusters: tuple[ir.Cluster, ...] = ()
     secrets: tuple[ir.TlsSecret, ...] = ()
-    auth_configs: tuple[ir_extauth.AuthConfig, ...] = ()
-    rate_limit_configs: tuple[ir_ratelimit.RateLimitConfig, ...] = ()
+    auth_configs: tuple[extauth.AuthConfig, ...] = ()
+    rate_limit_configs: tuple[ratelimit.RateLimitConfig, ...] = ()
     #: A Gateway's listener (the kind's whole contribution).
     gateways: tuple[GatewayListener, ...] = ()

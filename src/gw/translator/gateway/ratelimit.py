@@ -21,7 +21,6 @@ from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator import ir_ratelimit as irl
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.ratelimitconfig import compile_config
 from gw.translator.gateway.upstreams import cluster_name
@@ -51,7 +50,7 @@ class RateLimitResolver:
 
     def resolve(
         self, options: VirtualHostOptions | RouteOptions, field: str
-    ) -> irl.RateLimits | None:
+    ) -> ir.RateLimits | None:
         """The limits an options block asks for (None: none; the host's apply)."""
         if options.local_ratelimit is None and not any(
             getattr(options, attr) for attr, _ in _CONFIG_FIELDS
@@ -65,22 +64,22 @@ class RateLimitResolver:
         built_local = _local(local, f"{field}.localRatelimit", self.report) if local else None
         if not any(policies.values()) and built_local is None:
             return None
-        return irl.RateLimits(
+        return ir.RateLimits(
             policies=policies["rate_limit_configs"],
             early=policies["rate_limit_early_configs"],
             regular=policies["rate_limit_regular_configs"],
             local=built_local,
         )
 
-    def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[irl.Policy, ...]:
+    def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[ir.Policy, ...]:
         if configs is None:
             return ()
-        out: list[irl.Policy] = []
+        out: list[ir.Policy] = []
         for i, ref in enumerate(configs.refs):
             out.extend(self._policies(ref, f"{field}.refs[{i}]"))
         return tuple(out)
 
-    def _policies(self, ref: api.ResourceRef, field: str) -> tuple[irl.Policy, ...]:
+    def _policies(self, ref: api.ResourceRef, field: str) -> tuple[ir.Policy, ...]:
         key = self.refs.key(api.RateLimitConfig, ref, self.referrer)
         found = self.refs.resolve(api.RateLimitConfig, ref, referrer=self.referrer, field=field)
         if found is None:
@@ -92,7 +91,7 @@ class RateLimitResolver:
         return built[1] if built is not None else ()
 
 
-def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> irl.LocalLimit | None:
+def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
     ok = True
     if local.max_tokens < 1:
         report.error(f"{field}.maxTokens", "must be at least 1 (the bucket's size)")
@@ -111,14 +110,14 @@ def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> irl.Loc
         ok = False
     if not ok:
         return None
-    return irl.LocalLimit(
+    return ir.LocalLimit(
         max_tokens=local.max_tokens, tokens_per_fill=tokens_per_fill, fill_interval_ms=int(interval)
     )
 
 
 def build_ratelimit_server(
     snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
-) -> tuple[irl.RateLimitServer | None, ResourceKey | None]:
+) -> tuple[ir.RateLimitServer | None, ResourceKey | None]:
     """The server Settings name, and the key of those Settings (None, None without)."""
     for settings in snapshot.of_kind(api.Settings):
         meta = settings.metadata
@@ -141,7 +140,7 @@ def build_ratelimit_server(
             if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
                 report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
             cluster = cluster_name(key.name, key.namespace)
-        built = irl.RateLimitServer(
+        built = ir.RateLimitServer(
             cluster=cluster,
             timeout_ms=max(1, int(duration_ms(server.request_timeout))),
             deny_on_fail=server.deny_on_fail,
@@ -154,7 +153,7 @@ def build_ratelimit_server(
 
 def check_ratelimit_server(
     snapshot: Snapshot,
-    server: irl.RateLimitServer | None,
+    server: ir.RateLimitServer | None,
     settings: ResourceKey | None,
     refs: Refs,
     reports: Reports,
@@ -181,7 +180,7 @@ def check_ratelimit_server(
 def attach_rate_limits(
     proxy: ir.Proxy,
     accepted: Mapping[ResourceKey, Contribution],
-    server: irl.RateLimitServer | None,
+    server: ir.RateLimitServer | None,
 ) -> ir.Proxy:
     """The Proxy with the served RateLimitConfigs, and the server (from Settings) on every
     host with limits; the server's cluster speaks gRPC, so it is HTTP/2."""

@@ -18,10 +18,11 @@ from gw import api
 from gw.api import ResourceKey
 from gw.api.ratelimit import Action, Descriptor, HeaderMatcher, RateLimitActions
 from gw.snapshot import Snapshot
-from gw.translator import ir_ratelimit as irl
+from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import Reports, ResourceReport
+from gw.wire import ratelimit
 
 _RAW = "spec.raw"
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -64,7 +65,7 @@ def build_rate_limit_configs(
 
 def compile_config(
     rlc: api.RateLimitConfig, report: ResourceReport
-) -> tuple[irl.RateLimitConfig, tuple[irl.Policy, ...]] | None:
+) -> tuple[ratelimit.RateLimitConfig, tuple[ir.Policy, ...]] | None:
     """The server's config and Envoy's policies of one RateLimitConfig; None when it has
     errors (all of them reported)."""
     raw = rlc.spec.raw
@@ -76,12 +77,14 @@ def compile_config(
         )
     descriptors = _descriptors(raw.descriptors, f"{_RAW}.descriptors", report)
     ident = config_id(rlc.key)
-    first = irl.Action(kind="generic_key", descriptor_key=irl.CONFIG_KEY, descriptor_value=ident)
+    first = ir.Action(
+        kind="generic_key", descriptor_key=ratelimit.CONFIG_KEY, descriptor_value=ident
+    )
     policies = []
     for i, entry in enumerate(raw.rate_limits):
         actions = _actions(entry, f"{_RAW}.rateLimits[{i}]", report)
         if actions:
-            policies.append(irl.Policy(actions=(first, *actions)))
+            policies.append(ir.Policy(actions=(first, *actions)))
     if not raw.rate_limits:
         report.warning(
             f"{_RAW}.rateLimits",
@@ -91,7 +94,7 @@ def compile_config(
         report.warning(f"{_RAW}.descriptors", "no descriptors: no request is ever limited")
     if len(report.errors) > errors:
         return None
-    config = irl.RateLimitConfig(
+    config = ratelimit.RateLimitConfig(
         config_id=ident,
         namespace=rlc.metadata.namespace,
         name=rlc.metadata.name,
@@ -102,7 +105,7 @@ def compile_config(
 
 def _descriptors(
     nodes: Sequence[Descriptor], field: str, report: ResourceReport
-) -> tuple[irl.Descriptor, ...]:
+) -> tuple[ratelimit.Descriptor, ...]:
     out = []
     seen: set[tuple[str, str | None]] = set()
     for i, node in enumerate(nodes):
@@ -117,11 +120,11 @@ def _descriptors(
         seen.add((node.key, node.value))
         limit = None
         if node.rate_limit is not None:
-            limit = irl.Limit(
+            limit = ratelimit.Limit(
                 unit=node.rate_limit.unit, requests_per_unit=node.rate_limit.requests_per_unit
             )
         out.append(
-            irl.Descriptor(
+            ratelimit.Descriptor(
                 key=node.key,
                 value=node.value,
                 limit=limit,
@@ -133,7 +136,7 @@ def _descriptors(
     return tuple(out)
 
 
-def _actions(entry: RateLimitActions, field: str, report: ResourceReport) -> list[irl.Action]:
+def _actions(entry: RateLimitActions, field: str, report: ResourceReport) -> list[ir.Action]:
     for name, value in (("setActions", entry.set_actions), ("limit", entry.limit)):
         if value is not None:
             report.error(f"{field}.{name}", f"{name} is not supported by this gw build")
@@ -150,7 +153,7 @@ def _actions(entry: RateLimitActions, field: str, report: ResourceReport) -> lis
     return out if len(out) == len(entry.actions) else []
 
 
-def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | None:
+def _action(action: Action, field: str, report: ResourceReport) -> ir.Action | None:
     set_ = [k for k in _ACTION_KINDS if getattr(action, k) is not None]
     if len(set_) != 1:
         names = ", ".join(_CAMEL[k] for k in _ACTION_KINDS[:5])
@@ -165,7 +168,7 @@ def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | 
         if getattr(action, kind):
             report.error(where, f"{_CAMEL[kind]} takes no fields: write {{}}")
             return None
-        return irl.Action(kind=kind)  # type: ignore[arg-type]
+        return ir.Action(kind=kind)  # type: ignore[arg-type]
     if action.request_headers is not None:
         rh = action.request_headers
         if not _header_ok(rh.header_name, f"{where}.headerName", report):
@@ -173,7 +176,7 @@ def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | 
         if not rh.descriptor_key:
             report.error(f"{where}.descriptorKey", "must not be empty")
             return None
-        return irl.Action(
+        return ir.Action(
             kind="request_headers",
             header_name=rh.header_name.lower(),
             descriptor_key=rh.descriptor_key,
@@ -184,7 +187,7 @@ def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | 
     if not value.descriptor_value:
         report.error(f"{where}.descriptorValue", "must not be empty")
         return None
-    headers: tuple[irl.HeaderCondition, ...] = ()
+    headers: tuple[ir.HeaderCondition, ...] = ()
     expect = True
     if action.header_value_match is not None:
         hvm = action.header_value_match
@@ -198,7 +201,7 @@ def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | 
         if any(c is None for c in conditions):
             return None
         headers = tuple(c for c in conditions if c is not None)
-    return irl.Action(
+    return ir.Action(
         kind=kind,  # type: ignore[arg-type]
         descriptor_key=value.descriptor_key or _DEFAULT_KEYS[kind],
         descriptor_value=value.descriptor_value,
@@ -207,7 +210,7 @@ def _action(action: Action, field: str, report: ResourceReport) -> irl.Action | 
     )
 
 
-def _condition(h: HeaderMatcher, field: str, report: ResourceReport) -> irl.HeaderCondition | None:
+def _condition(h: HeaderMatcher, field: str, report: ResourceReport) -> ir.HeaderCondition | None:
     if not _header_ok(h.name, f"{field}.name", report):
         return None
     if h.range_match is not None:
@@ -236,7 +239,7 @@ def _condition(h: HeaderMatcher, field: str, report: ResourceReport) -> irl.Head
             report.error(f"{field}.regexMatch", str(exc))
             return None
     invert = h.invert_match != (h.present_match is False)
-    return irl.HeaderCondition(name=h.name.lower(), kind=kind, value=value, invert=invert)  # type: ignore[arg-type]
+    return ir.HeaderCondition(name=h.name.lower(), kind=kind, value=value, invert=invert)  # type: ignore[arg-type]
 
 
 def _header_ok(name: str, field: str, report: ResourceReport) -> bool:

@@ -1,4 +1,4 @@
-"""An AuthConfig's `session` → `ir_extauth.Session`: cookies or Redis, and the cookies'
+"""An AuthConfig's `session` → `gw.wire.extauth_oidc.Session`: cookies or Redis, and the cookies'
 attributes. Checked here so that a cookie a browser would drop, or a Redis address the
 server cannot dial, is a status on the AuthConfig rather than a login that never sticks."""
 
@@ -8,8 +8,8 @@ import re
 
 from gw.api.authconfig import CookieOptions, UserSession
 from gw.api.duration import duration_ms
-from gw.translator import ir_extauth
 from gw.translator.reports import ResourceReport
+from gw.wire import extauth_oidc
 
 OIDC_FIELD = "spec.configs[0].oauth2.oidcAuthorizationCode"
 #: An HTTP token (RFC 9110): what cookie and header names must be.
@@ -17,7 +17,7 @@ TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAME_SITE = {"LaxMode": "Lax", "StrictMode": "Strict", "NoneMode": "None"}
 
 
-def build_session(session: UserSession, report: ResourceReport) -> ir_extauth.Session | None:
+def build_session(session: UserSession, report: ResourceReport) -> extauth_oidc.Session | None:
     field = f"{OIDC_FIELD}.session"
     cookie = _cookie_options(session.cookie_options or CookieOptions(), report)
     if session.store is not None and session.cookie is not None:
@@ -32,7 +32,7 @@ def build_session(session: UserSession, report: ResourceReport) -> ir_extauth.Se
             report.warning(f"{field}.cookie.targetDomain", "ignored: set cookieOptions.domain")
         if cookie is None:
             return None
-        return ir_extauth.Session(
+        return extauth_oidc.Session(
             fail_on_fetch_failure=session.fail_on_fetch_failure,
             allow_refreshing=bool(session.cookie and session.cookie.allow_refreshing),
             cookie=cookie,
@@ -42,7 +42,7 @@ def build_session(session: UserSession, report: ResourceReport) -> ir_extauth.Se
     if store is None or cookie is None:
         return None
     allow = session.store.allow_refreshing
-    return ir_extauth.Session(
+    return extauth_oidc.Session(
         fail_on_fetch_failure=session.fail_on_fetch_failure,
         allow_refreshing=True if allow is None else allow,
         cookie=cookie,
@@ -50,7 +50,7 @@ def build_session(session: UserSession, report: ResourceReport) -> ir_extauth.Se
     )
 
 
-def _redis(session: UserSession, report: ResourceReport) -> ir_extauth.RedisStore | None:
+def _redis(session: UserSession, report: ResourceReport) -> extauth_oidc.RedisStore | None:
     store = session.store
     assert store is not None
     field = f"{OIDC_FIELD}.session.store"
@@ -69,7 +69,7 @@ def _redis(session: UserSession, report: ResourceReport) -> ir_extauth.RedisStor
         if getattr(store, name):
             report.warning(f"{field}.{camel}", "not supported by this gw build; ignored")
     buffer = store.pre_expiry_buffer
-    return ir_extauth.RedisStore(
+    return extauth_oidc.RedisStore(
         host=host,
         port=int(port),
         db=store.options.db,
@@ -83,7 +83,7 @@ def _redis(session: UserSession, report: ResourceReport) -> ir_extauth.RedisStor
 
 def _cookie_options(
     options: CookieOptions, report: ResourceReport
-) -> ir_extauth.CookieOptions | None:
+) -> extauth_oidc.CookieOptions | None:
     field = f"{OIDC_FIELD}.session.cookieOptions"
     same_site = _SAME_SITE.get(options.same_site or "")
     if same_site == "None" and options.not_secure:
@@ -94,8 +94,8 @@ def _cookie_options(
     if options.max_age is not None and options.max_age < 0:
         report.error(f"{field}.maxAge", "must be 0 (no expiry) or more seconds")
         return None
-    return ir_extauth.CookieOptions(
-        max_age=ir_extauth.DEFAULT_COOKIE_MAX_AGE if options.max_age is None else options.max_age,
+    return extauth_oidc.CookieOptions(
+        max_age=extauth_oidc.DEFAULT_COOKIE_MAX_AGE if options.max_age is None else options.max_age,
         secure=not options.not_secure,
         http_only=options.http_only is not False,
         path="/" if options.path is None else (options.path or None),

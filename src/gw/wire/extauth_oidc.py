@@ -1,10 +1,9 @@
-"""The resolved AuthConfig: what the extauth server is configured with.
+"""An AuthConfig's OIDC authorization-code login, resolved: the relying party, its identity
+provider, and where its sessions live (cookies, or Redis).
 
-Stage 1 checks an AuthConfig and fills in everything the server needs at run time (the
-client secret from its OAuth secret, defaults, the exact request paths of the callback and
-the logout); the control plane serves it over xDS to the role `<namespace>~extauth`, and the
-extauth server reads it back with these same types (`gw.extauth.config`), so the two sides
-cannot drift apart. Plain frozen dataclasses: no API models, no protobuf.
+`callback_path` and `logout_path` are request paths as the browser sends them, checked
+against the other AuthConfigs in stage 1; the client secret is read from its OAuth secret
+there. Plain frozen dataclasses: no API models, no protobuf.
 """
 
 from __future__ import annotations
@@ -81,13 +80,3 @@ class OidcAuthorizationCode:
     logout_path: str | None = None
     after_logout_url: str
     fail_on_redirect: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuthConfig:
-    """One AuthConfig, addressed by Envoy's `context_extensions.config_id`."""
-
-    config_id: str  # `<namespace>.<name>`
-    namespace: str
-    name: str
-    oidc: OidcAuthorizationCode

@@ -1,69 +1,15 @@
 """Rate limits in the IR: what Envoy is told (descriptor actions, local token buckets, the
-server) and what the rate-limit server is configured with (descriptor trees).
+rate-limit server's cluster).
 
-The server side (`RateLimitConfig`, `Descriptor`, `Limit`) is served over xDS to the role
-`<namespace>~ratelimit` and read back by `gw.ratelimit` with these same types, as the
-extauth server reads `ir_extauth`. Plain frozen dataclasses: no API models, no protobuf.
+What the rate-limit server itself is configured with (each RateLimitConfig's descriptor
+tree) is not IR but a contract with that server: `gw.wire.ratelimit`. Plain frozen
+dataclasses: no API models, no protobuf.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-
-#: The rate-limit domain of every descriptor Envoy sends (one filter, one domain).
-DOMAIN = "gw"
-#: The descriptor entry Envoy puts first for a RateLimitConfig's actions, valued
-#: `<namespace>.<name>`: the server finds that config's descriptor tree under it, so two
-#: configs never share a counter even when their descriptors are spelled the same.
-CONFIG_KEY = "gw.rlc"
-
-Unit = Literal["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
-#: Fixed-window lengths (a month is 30 days, a year 365, as in Envoy's reference server).
-UNIT_SECONDS: dict[str, int] = {
-    "SECOND": 1,
-    "MINUTE": 60,
-    "HOUR": 3600,
-    "DAY": 86_400,
-    "WEEK": 604_800,
-    "MONTH": 2_592_000,
-    "YEAR": 31_536_000,
-}
-
-
-# --- what the rate-limit server is served -------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Limit:
-    unit: Unit
-    requests_per_unit: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Descriptor:
-    """`value` None matches any value (each value has its own counter). A request's
-    descriptor is limited by the node its last entry reaches, if that node has a limit."""
-
-    key: str
-    value: str | None = None
-    limit: Limit | None = None
-    descriptors: tuple[Descriptor, ...] = ()
-    weight: int = 0
-    always_apply: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RateLimitConfig:
-    """One RateLimitConfig's descriptors, addressed by `config_id` (`<namespace>.<name>`)."""
-
-    config_id: str
-    namespace: str
-    name: str
-    descriptors: tuple[Descriptor, ...]
-
-
-# --- what Envoy is told ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

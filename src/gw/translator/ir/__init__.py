@@ -1,0 +1,112 @@
+"""The Proxy IR: what stage 1 (resources) hands to stage 2 (Envoy), as frozen dataclasses.
+
+Every reference is resolved here (a route names a cluster that is in `Proxy.clusters`,
+key material sits in `Proxy.secrets`), every default is applied, and nothing imports the
+API models or protobuf: a reader can follow a request from listener to cluster without
+knowing either. Sequences are tuples; maps are sorted tuples of pairs.
+
+One module per area, named with the feature word of the other layers (`api/jwt.py` →
+`gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
+`virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`. A
+new option is a dataclass in its feature's module (a new module for a new feature), the
+field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
+outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
+servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
+"""
+
+from __future__ import annotations
+
+from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
+from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.headers import HeaderManipulation, HeaderValue
+from gw.translator.ir.jwt import (
+    ClaimToHeader,
+    JwtProvider,
+    JwtVerification,
+    RemoteJwks,
+    TokenHeader,
+)
+from gw.translator.ir.listeners import Listener
+from gw.translator.ir.proxy import Proxy
+from gw.translator.ir.ratelimit import (
+    Action,
+    HeaderCondition,
+    LocalLimit,
+    Policy,
+    RateLimits,
+    RateLimitServer,
+)
+from gw.translator.ir.rbac import ClaimMatch, Rbac, RbacPolicy, RbacPrincipal
+from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.routes import (
+    DirectResponse,
+    Forward,
+    HeaderMatch,
+    QueryMatch,
+    Redirect,
+    Route,
+    RouteMatch,
+    WeightedCluster,
+)
+from gw.translator.ir.secrets import TlsSecret
+from gw.translator.ir.source import SourceRef
+from gw.translator.ir.tls import TlsTermination, UpstreamTls
+from gw.translator.ir.transform import (
+    Extractor,
+    ExtractorRef,
+    HeaderTemplate,
+    RequestHeaderRef,
+    StagedTransformations,
+    Transformation,
+)
+from gw.translator.ir.virtualhosts import VirtualHost
+
+__all__ = [
+    "Action",
+    "ClaimMatch",
+    "ClaimToHeader",
+    "Cluster",
+    "CorsPolicy",
+    "DirectResponse",
+    "Endpoint",
+    "ExtAuth",
+    "ExtAuthServer",
+    "Extractor",
+    "ExtractorRef",
+    "Forward",
+    "HeaderCondition",
+    "HeaderManipulation",
+    "HeaderMatch",
+    "HeaderTemplate",
+    "HeaderValue",
+    "JwtProvider",
+    "JwtVerification",
+    "Listener",
+    "LocalLimit",
+    "Policy",
+    "Proxy",
+    "QueryMatch",
+    "RateLimitServer",
+    "RateLimits",
+    "Rbac",
+    "RbacPolicy",
+    "RbacPrincipal",
+    "Redirect",
+    "RemoteJwks",
+    "RequestHeaderRef",
+    "RetryPolicy",
+    "Route",
+    "RouteMatch",
+    "ServiceSelection",
+    "SourceRef",
+    "StagedTransformations",
+    "TlsSecret",
+    "TlsTermination",
+    "TokenHeader",
+    "Transformation",
+    "UpstreamTls",
+    "VirtualHost",
+    "WeightedCluster",
+]

@@ -1,0 +1,102 @@
+"""Routes: how a request is matched (path, headers, query parameters, methods) and what
+is done with it (forwarded to clusters by weight, answered directly, or redirected), with
+the options a route sets to replace its virtual host's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gw.translator.ir.clusters import ServiceSelection
+from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.extauth import ExtAuth
+from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.ratelimit import RateLimits
+from gw.translator.ir.rbac import Rbac
+from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.transform import StagedTransformations
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeaderMatch:
+    name: str
+    value: str = ""  # empty: the header must be present
+    regex: bool = False
+    invert: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryMatch:
+    name: str
+    value: str = ""
+    regex: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteMatch:
+    path_kind: Literal["prefix", "exact", "regex"]
+    path: str
+    case_sensitive: bool = True
+    headers: tuple[HeaderMatch, ...] = ()
+    query: tuple[QueryMatch, ...] = ()
+    methods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightedCluster:
+    cluster: str
+    weight: int = 1
+    #: Set when the route addresses an orchestrator service directly (`orch` destination):
+    #: stage 1 adds the service's cluster next to the route.
+    service: ServiceSelection | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Forward:
+    """Send the request to one cluster, or split it across several by weight."""
+
+    clusters: tuple[WeightedCluster, ...]
+    prefix_rewrite: str | None = None
+    timeout_ms: int | None = None
+    host_rewrite: str | None = None
+    auto_host_rewrite: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectResponse:
+    status: int
+    body: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Redirect:
+    host: str | None = None
+    path: str | None = None
+    prefix_rewrite: str | None = None
+    response_code: int = 301
+    https: bool = False
+    strip_query: bool = False
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    name: str
+    match: RouteMatch
+    action: Forward | DirectResponse | Redirect
+    #: Set: replaces the virtual host's transformations on this route (both stages).
+    transformations: StagedTransformations | None = None
+    headers: HeaderManipulation | None = None
+    #: True: the virtual host's JWT verification is skipped on this route.
+    jwt_disabled: bool = False
+    #: Replaces the virtual host's RBAC on this route (None: inherit it).
+    rbac: Rbac | None = None
+    #: None: as the virtual host says.
+    extauth: ExtAuth | None = None
+    #: Replaces the virtual host's retry policy on this route (None: inherit it).
+    retries: RetryPolicy | None = None
+    #: Replaces the virtual host's CORS policy on this route (None: inherit it).
+    cors: CorsPolicy | None = None
+    #: Replaces the virtual host's global and local limits on this route (None: inherit).
+    ratelimit: RateLimits | None = None

@@ -1,0 +1,65 @@
+"""A virtual host: one VirtualService on one listener, its routes and its options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.jwt import JwtVerification
+from gw.translator.ir.ratelimit import RateLimits, RateLimitServer
+from gw.translator.ir.rbac import Rbac
+from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.routes import Route
+from gw.translator.ir.source import SourceRef
+from gw.translator.ir.tls import TlsTermination
+from gw.translator.ir.transform import StagedTransformations
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VirtualHost:
+    """One VirtualService on one listener. `name` is Envoy-safe: `<namespace>_<name>`.
+
+    `tls` is set for virtual hosts on the HTTPS listener."""
+
+    name: str
+    source: SourceRef
+    domains: tuple[str, ...]
+    routes: tuple[Route, ...]
+    transformations: StagedTransformations | None = None
+    headers: HeaderManipulation | None = None
+    tls: TlsTermination | None = None
+    jwt: JwtVerification | None = None
+    rbac: Rbac | None = None
+    extauth: ExtAuth | None = None
+    #: Set (from Settings) when the host or one of its routes uses extauth.
+    extauth_server: ExtAuthServer | None = None
+    retries: RetryPolicy | None = None
+    cors: CorsPolicy | None = None
+    ratelimit: RateLimits | None = None
+    #: Set (from Settings) when the host or one of its routes has rate limits.
+    ratelimit_server: RateLimitServer | None = None
+
+    @property
+    def uses_extauth(self) -> bool:
+        """True when some request on this host may be sent to the extauth server."""
+        return any(
+            e is not None and e.config_id is not None
+            for e in (self.extauth, *(r.extauth for r in self.routes))
+        )
+
+    @property
+    def uses_global_ratelimit(self) -> bool:
+        """True when some request on this host may be sent to the rate-limit server."""
+        return any(
+            r is not None and r.has_global
+            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
+        )
+
+    @property
+    def uses_local_ratelimit(self) -> bool:
+        return any(
+            r is not None and r.local is not None
+            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
+        )

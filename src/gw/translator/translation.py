@@ -1,0 +1,144 @@
+"""`translate()`: a snapshot of resources in, each proxy's IR and xDS resources, what gw's own
+servers are served, and a status per resource out.
+
+A pure function: no I/O, no clock, no globals, no environment. Stage 1 (`gateway/`) builds
+the Proxies and records findings (`reports.py`); stage 2 (`envoy/`) turns each Proxy into
+xDS resources; the auth and rate-limit configs are encoded for their servers
+(`envoy/extauth_server.py`, `envoy/ratelimit_server.py`). A rejected resource keeps serving
+its last accepted contribution (`previous`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gw.api import STATUSLESS_KINDS, ResourceKey
+from gw.api.status import Status
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
+from gw.translator.envoy.extauth_server import build_extauth_resources
+from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
+from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.placement import PROXY_KIND
+from gw.translator.options import Options
+from gw.translator.refs import Edge
+from gw.translator.reports import Reports
+
+FALLBACK_MESSAGE = "its last accepted configuration is still being served"
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationCache:
+    """What one translation can reuse from the previous one (see gateway/hostcache.py).
+    Passing it changes how fast `translate()` runs, never what it returns."""
+
+    hosts: HostCache | None = None
+    protos: VirtualHostProtos | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    #: One per proxy name, the default proxy (`Options.proxy_name`) first.
+    proxies: tuple[ir.Proxy, ...]
+    #: What each proxy's Envoys are served, by role (`<namespace>~<name>`).
+    served: Mapping[str, Xds]
+    reports: Reports
+    statuses: Mapping[ResourceKey, Status]
+    #: Each resource's contribution as last accepted: pass it to the next `translate()`.
+    accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
+    #: Every reference resolved (referrer, field, referent), dangling ones included.
+    references: tuple[Edge, ...] = ()
+    #: Pass to the next `translate()` to skip rebuilding what did not change.
+    cache: TranslationCache = field(default_factory=TranslationCache)
+    #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
+    extauth: Xds = field(default_factory=lambda: Xds({}))
+    #: What the rate-limit servers are served (role `proxy.ratelimit_role`).
+    ratelimit: Xds = field(default_factory=lambda: Xds({}))
+    #: The status of each Proxy (kept apart: Proxies are outputs, the store never sees them).
+    proxy_statuses: Mapping[str, Status] = field(default_factory=dict)
+
+    @property
+    def proxy(self) -> ir.Proxy:
+        """The default proxy (`gateway-proxy`), which always exists."""
+        return self.proxies[0]
+
+    @property
+    def xds(self) -> Xds:
+        """What the default proxy is served."""
+        return self.served[self.proxy.role]
+
+
+def translate(
+    snapshot: Snapshot,
+    options: Options = Options(),
+    previous: Mapping[ResourceKey, Contribution] | None = None,
+    *,
+    cache: TranslationCache | None = None,
+) -> Result:
+    reports = Reports()
+    cache = cache or TranslationCache()
+    proxies, accepted, references, hosts = build_proxy(
+        snapshot, options, reports, previous or {}, cache.hosts
+    )
+    protos = VirtualHostProtos(cache.protos)
+    served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
+    landed = _landed(proxies)
+    return Result(
+        proxies=proxies,
+        served=served,
+        reports=reports,
+        statuses=_statuses(snapshot, reports, accepted, landed),
+        accepted=accepted,
+        references=references,
+        cache=TranslationCache(hosts=hosts, protos=protos),
+        extauth=Xds(build_extauth_resources(proxies[0])),
+        ratelimit=Xds(build_ratelimit_resources(proxies[0])),
+        proxy_statuses={
+            p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
+        },
+    )
+
+
+def proxy_subresource(proxy: ir.Proxy) -> str:
+    """How a resource's status names a Proxy it contributed to (REFERENCE.md §2.1)."""
+    return f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
+
+
+def _landed(proxies: tuple[ir.Proxy, ...]) -> dict[ResourceKey, list[str]]:
+    """For each resource that put a listener or a virtual host on a proxy: those proxies."""
+    out: dict[ResourceKey, list[str]] = {}
+    for proxy in proxies:
+        name = proxy_subresource(proxy)
+        for listener in proxy.listeners:
+            sources = [v.source for v in listener.virtual_hosts]
+            if listener.gateway is not None:
+                sources.append(listener.gateway)
+            for source in sources:
+                found = out.setdefault(ResourceKey(source.kind, source.namespace, source.name), [])
+                if name not in found:
+                    found.append(name)
+    return out
+
+
+def _statuses(
+    snapshot: Snapshot,
+    reports: Reports,
+    accepted: Mapping[ResourceKey, Contribution],
+    landed: Mapping[ResourceKey, list[str]],
+) -> dict[ResourceKey, Status]:
+    """A status for every gw resource (the orchestrator's own objects, secrets included,
+    have none). `subresourceStatuses` names the proxies the resource landed on."""
+    keys = {k for k in snapshot.resources if k.kind not in STATUSLESS_KINDS}
+    keys |= {
+        e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
+    }
+    out: dict[ResourceKey, Status] = {}
+    for key in sorted(keys):
+        status = reports.status(key, subresources=landed.get(key, ()))
+        if reports.rejected(key) and key in accepted:
+            status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
+        out[key] = status
+    return out
