@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from gw import api  # noqa: E402
 from gw.snapshot import Snapshot  # noqa: E402
-from gw.translator import translate  # noqa: E402
+from gw.translator.translation import translate  # noqa: E402
 
 #: The kinds measured: established CRD file name part -> gw kind.
 KINDS = {
