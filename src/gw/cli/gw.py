@@ -180,8 +180,8 @@ def controlplane(
     if folder is not None:
         asyncio.run(_serve_folder(folder, options, serving))
         return
-    from gw.orchestrator import OrchOptions, run
-    from gw.store.leader import Timing
+    from gw.orch.leader import Timing
+    from gw.orch.runner import OrchOptions, run
 
     orch_options = OrchOptions(
         kubeconfig=kubeconfig,
@@ -226,7 +226,7 @@ def discovery_command(
     """Run discovery alone: keep an Upstream for every service port, as a manifest in
     FOLDER/discovered/ (--dir) or as a custom resource in the cluster (--orch). Upstreams
     edited by hand are left alone."""
-    from gw.discovery.runner import run, run_orch
+    from gw.discovery.runner import run
 
     if (folder is None) == (not orch):
         raise typer.BadParameter("give either --dir FOLDER or --orch")
@@ -236,11 +236,12 @@ def discovery_command(
         if folder is not None:
             await run(folder, namespace, once=once)
             return
-        from gw.store.orch import connect
+        from gw.orch import discovery
+        from gw.orch.client import connect
 
         client = connect(kubeconfig)
         try:
-            await run_orch(client, namespace)
+            await discovery.run(client, namespace)
         finally:
             await client.close()
 

@@ -28,7 +28,7 @@ from gw.cli.install import (
     InstallError,
     LogSource,
 )
-from gw.store.orch_client import ClusterClient, ClusterError
+from gw.orch.client import ClusterClient, ClusterError
 
 ADMIN_SERVICE = "gw"
 ADMIN_PORT = 9091

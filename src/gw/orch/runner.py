@@ -22,13 +22,14 @@ from typing import Any
 import uvicorn
 
 from gw import __version__
-from gw.admission import Validator
-from gw.admission import build_app as build_admission_app
 from gw.asgi import EmbeddedServer
 from gw.controlplane import ControlPlane
-from gw.store.leader import LeaderElector, Timing
-from gw.store.orch import OrchStore, configured_watch_namespaces, connect
-from gw.store.orch_webhook import WebhookCertificate, ensure_certificate, publish_ca_bundle
+from gw.orch.admission import Validator
+from gw.orch.admission import build_app as build_admission_app
+from gw.orch.client import connect
+from gw.orch.leader import LeaderElector, Timing
+from gw.orch.store import OrchStore, configured_watch_namespaces
+from gw.orch.webhook import WebhookCertificate, ensure_certificate, publish_ca_bundle
 from gw.translator import Options
 from gw.up import start_controlplane
 

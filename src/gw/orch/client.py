@@ -1,5 +1,7 @@
-"""What `gwctl` asks of a cluster, synchronously: objects, the control plane's admin API
-through the API server's service proxy, pod logs, creating resources, and port-forwards.
+"""Clients for the cluster's API server: `connect()` gives the control plane's (asynchronous,
+for watching); `ClusterClient` is what `gwctl` asks of a cluster, synchronously: objects, the
+control plane's admin API through the API server's service proxy, pod logs, creating
+resources, and port-forwards.
 
 The service proxy (`/api/v1/namespaces/<ns>/services/<name>:<port>/proxy/<path>`) reaches the
 control plane's debug server (9091) with nothing to set up. Envoy's admin interface listens
@@ -16,16 +18,26 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lightkube import Client, KubeConfig
+from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.config.client_adapter import Client as HttpClient
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Pod, Secret, Service
 
 from gw.api import kind_for
-from gw.store.orch_kinds import BY_KIND, status_code
+from gw.orch.kinds import BY_KIND, status_code
 
 _FORWARDING = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+)")
+
+
+def connect(kubeconfig: Path | None = None, context: str | None = None) -> AsyncClient:
+    """A client for the cluster: from `kubeconfig`, else in-cluster (the pod's service
+    account), else `$KUBECONFIG` or `~/.kube/config`."""
+    if kubeconfig is not None:
+        config = KubeConfig.from_file(kubeconfig)
+    else:
+        config = KubeConfig.from_env()
+    return AsyncClient(config=config.get(context), field_manager="gw", trust_env=False)
 
 
 class ClusterError(Exception):

@@ -24,7 +24,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.admissionregistration_v1 import ValidatingWebhookConfiguration
 from lightkube.resources.core_v1 import Secret
 
-from gw.store.orch_kinds import status_code
+from gw.orch.kinds import status_code
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from lightkube.models.coordination_v1 import LeaseSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.coordination_v1 import Lease
 
-from gw.store.orch_kinds import status_code
+from gw.orch.kinds import status_code
 
 log = logging.getLogger(__name__)
 

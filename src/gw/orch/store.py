@@ -17,8 +17,6 @@ against a half-read cluster. An object that fails gw's validation becomes an `In
 with its key, like a broken file: the resource is `Rejected` and its last accepted version
 keeps serving. A change that only touches an object's status or resourceVersion yields no new
 snapshot (gw's own status writes would otherwise make it translate again).
-
-The client library (lightkube) stays inside `store/orch*.py`.
 """
 
 from __future__ import annotations
@@ -28,30 +26,19 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from lightkube import AsyncClient, KubeConfig
+from lightkube import AsyncClient
 
 from gw.api import ManifestError, Resource, ResourceKey, parse_document
+from gw.orch.kinds import WATCHED, WatchedKind, status_code
+from gw.orch.status import Observed, OrchStatusBook, StatusWriter
 from gw.snapshot import InputError, Snapshot, Source
-from gw.store.orch_kinds import WATCHED, WatchedKind, status_code
-from gw.store.orch_status import Observed, OrchStatusBook, StatusWriter
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
 
 ALL_NAMESPACES = "*"
-
-
-def connect(kubeconfig: Path | None = None, context: str | None = None) -> AsyncClient:
-    """A client for the cluster: from `kubeconfig`, else in-cluster (the pod's service
-    account), else `$KUBECONFIG` or `~/.kube/config`."""
-    if kubeconfig is not None:
-        config = KubeConfig.from_file(kubeconfig)
-    else:
-        config = KubeConfig.from_env()
-    return AsyncClient(config=config.get(context), field_manager="gw", trust_env=False)
 
 
 @dataclass(slots=True)

@@ -14,8 +14,9 @@ import pytest
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
+from gw.orch.client import connect
+from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
-from gw.store.orch import OrchStore, connect
 from gw.xds.cache import SnapshotCache
 from tests.support.kube_api import FakeKubeApi
 from tests.support.wait import eventually
@@ -365,7 +366,7 @@ async def test_watch_namespaces_limit_what_is_read(api: FakeKubeApi, tmp_path: P
 
 
 def test_entry_patch_turns_the_stored_entry_into_the_computed_one() -> None:
-    from gw.store.orch_status import entry_patch
+    from gw.orch.status import entry_patch
 
     observed = {
         "state": "Rejected",
@@ -390,7 +391,7 @@ def test_entry_patch_turns_the_stored_entry_into_the_computed_one() -> None:
 async def test_replicas_share_one_webhook_certificate(api: FakeKubeApi, tmp_path: Path) -> None:
     from cryptography import x509
 
-    from gw.store.orch_webhook import ensure_certificate, publish_ca_bundle
+    from gw.orch.webhook import ensure_certificate, publish_ca_bundle
 
     clients = [connect(api.kubeconfig(tmp_path / f"kubeconfig-{i}")) for i in range(2)]
     try:

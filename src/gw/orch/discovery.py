@@ -1,5 +1,5 @@
-"""Writing resources into the cluster for `gw discovery --orch`: the Upstreams discovery
-generates become custom resources that `kubectl get upstreams` lists.
+"""`gw discovery --orch`: the Upstreams discovery generates become custom resources that
+`kubectl get upstreams` lists.
 
 The rules are those of the folder (`discovered.py`): a generated upstream is created when its
 name is free, replaced while discovery still owns it (unedited since generated) and its
@@ -16,10 +16,13 @@ from typing import Any
 
 from lightkube import AsyncClient
 
+from gw import api
 from gw.api import Resource, ResourceKey
+from gw.discovery.services import discover, owned
+from gw.orch.kinds import BY_KIND, status_code
+from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
 from gw.store.discovered import Changes
-from gw.store.orch_kinds import BY_KIND, status_code
 
 log = logging.getLogger(__name__)
 
@@ -100,3 +103,21 @@ class OrchWriter:
                 log.warning("cannot delete %s: %s", key, exc)
             return False
         return True
+
+
+async def run(client: AsyncClient, namespace: str) -> None:
+    """Keep an Upstream custom resource for every service port.
+
+    It reads Services, Upstreams and Settings from the cluster (never writing statuses: the
+    control plane does) and writes through `OrchWriter`."""
+    kinds = [BY_KIND[k.KIND] for k in (api.Service, api.Upstream, api.Settings)]
+    store = OrchStore(client, namespace=namespace, kinds=kinds, is_leader=lambda: False)
+    writer = OrchWriter(client)
+    log.info("discovery: watching the cluster's services, writing upstreams to %s", namespace)
+    async for snapshot in store.watch():
+        found = discover(snapshot, namespace)
+        changes = await writer.sync(snapshot, found.served, found.stale, owned)
+        for key in changes.written:
+            log.info("discovery: wrote %s", key)
+        for key in changes.removed:
+            log.info("discovery: removed %s (its service port is gone)", key)

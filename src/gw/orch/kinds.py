@@ -1,7 +1,7 @@
 """What `OrchStore` watches: each kind gw reads, and the client's resource type for it.
 
 gw's own kinds are custom resources (`gw crds`); Services, Endpoints, Pods and Secrets are the
-orchestrator's. Only this module and the other `store/orch*` modules know the client library.
+orchestrator's.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from pydantic import ValidationError
 
 from gw.api import ResourceKey
 from gw.api.status import Status
+from gw.orch.kinds import BY_KIND, status_code
 from gw.snapshot import Snapshot
-from gw.store.orch_kinds import BY_KIND, status_code
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
