@@ -19,7 +19,8 @@ from lightkube import AsyncClient
 from gw import api
 from gw.api import Resource, ResourceKey
 from gw.discovery.services import discover, owned
-from gw.orch.kinds import BY_KIND, status_code
+from gw.orch.client import API_ERRORS, status_code
+from gw.orch.kinds import BY_KIND
 from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
 from gw.store.discovered import Changes
@@ -87,7 +88,7 @@ class OrchWriter:
             else:
                 version = existing.metadata.resource_version
                 await self.client.replace(kind(manifest(resource, version)))
-        except Exception as exc:  # noqa: BLE001 (each object on its own; the next pass retries)
+        except API_ERRORS as exc:  # each object on its own; the next pass retries
             if status_code(exc) in (404, 409):
                 log.info("%s changed meanwhile; judged again on the next pass", key)
             else:
@@ -98,8 +99,10 @@ class OrchWriter:
     async def _delete(self, key: ResourceKey) -> bool:
         try:
             await self.client.delete(BY_KIND[key.kind].resource, key.name, namespace=key.namespace)
-        except Exception as exc:  # noqa: BLE001
-            if status_code(exc) != 404:
+        except API_ERRORS as exc:
+            if status_code(exc) == 404:
+                log.debug("%s is gone already", key)
+            else:
                 log.warning("cannot delete %s: %s", key, exc)
             return False
         return True

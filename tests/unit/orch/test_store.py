@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from gw import api as api_models
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
 from gw.orch.client import connect
+from gw.orch.kinds import WatchedKind
 from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
 from gw.xds.cache import SnapshotCache
@@ -195,6 +197,29 @@ async def test_reconnects_after_the_connection_drops(api: FakeKubeApi, store: Or
         assert store.relists == 0  # resumed from the version it had, no full list
     finally:
         await follower.stop()
+
+
+async def test_a_reflector_that_fails_unexpectedly_ends_the_watch(
+    api: FakeKubeApi, tmp_path: Path
+) -> None:
+    """Failures of the cluster are retried for ever; anything else is a bug, and a store whose
+    reflector stopped must not go on as if it followed the cluster: the watch raises, naming
+    the reflector. (A kind whose resource type the client cannot use stands in for the bug.)"""
+    client = connect(api.kubeconfig(tmp_path / "kubeconfig"))
+    broken = WatchedKind(api_models.Secret, resource=object(), custom=False)
+    store = OrchStore(client, namespace=NS, kinds=[broken])
+
+    async def first_snapshot() -> Snapshot:
+        async for snapshot in store.watch():
+            return snapshot
+        raise AssertionError("the watch ended without a snapshot")
+
+    try:
+        with pytest.raises(RuntimeError, match="orch: watch secrets \\* stopped") as failure:
+            await asyncio.wait_for(first_snapshot(), timeout=10)
+        assert isinstance(failure.value.__cause__, TypeError)  # not an error of the cluster
+    finally:
+        await client.close()
 
 
 async def test_a_status_only_change_makes_no_new_snapshot(
