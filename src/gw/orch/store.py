@@ -30,6 +30,7 @@ from typing import Any
 
 from lightkube import AsyncClient
 
+from gw import defaults
 from gw.api import ManifestError, Resource, ResourceKey, parse_document
 from gw.orch.client import API_ERRORS, status_code
 from gw.orch.kinds import WATCHED, WatchedKind
@@ -63,7 +64,7 @@ class OrchStore:
         self,
         client: AsyncClient,
         *,
-        namespace: str = "gw-system",
+        namespace: str = defaults.NAMESPACE,
         watch_namespaces: Sequence[str] = (),
         kinds: Sequence[WatchedKind] = WATCHED,
         is_leader: Callable[[], bool] = lambda: True,
