@@ -25,14 +25,16 @@ from envoy.type.v3 import http_status_pb2
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
-from gw.extauth.config import DEFAULT_ROLE, TYPE_URL, parse_resources
+from gw import defaults
+from gw.extauth.config import TYPE_URL, parse_resources
 from gw.extauth.cookies import parse_cookies
 from gw.extauth.decisions import Allow, Decision, Deny, Request
 from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.translator.ir_extauth import AuthConfig, RedisStore
-from gw.xds.client import AdsClient, component_node
+from gw.xds.client import component_node
+from gw.xds.component import ComponentServer
 
 log = logging.getLogger(__name__)
 
@@ -169,44 +171,30 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExtauthOptions:
-    bind: str = "0.0.0.0"
-    port: int = 8083
-    xds_address: str = "127.0.0.1:9977"
-    role: str = DEFAULT_ROLE
+    bind: str = defaults.ANY_ADDRESS
+    port: int = defaults.EXTAUTH_PORT
+    xds_address: str = defaults.XDS_ADDRESS
+    role: str = defaults.EXTAUTH_ROLE
     node_id: str = ""
 
 
-@dataclass(slots=True)
-class ExtauthServer:
-    registry: Registry
-    grpc_server: grpc.aio.Server
-    ads: AdsClient
-    task: asyncio.Task[None]
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        await self.grpc_server.stop(grace=0.5)
-        await self.registry.close()
-
-
-async def start_extauth(options: ExtauthOptions) -> ExtauthServer:
-    """Serve Check on `bind:port` and subscribe to the control plane; raises OSError if
-    the port cannot be bound."""
+def extauth_server(options: ExtauthOptions) -> ComponentServer:
+    """The ext_authz server on `bind:port`, configured by the control plane at
+    `xds_address` (a `gw.lifecycle.Server`: nothing listens before `start()`)."""
     registry = Registry()
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    external_auth_pb2_grpc.add_AuthorizationServicer_to_server(
-        AuthorizationService(registry), server
+
+    def add_service(server: grpc.aio.Server) -> None:
+        service = AuthorizationService(registry)
+        external_auth_pb2_grpc.add_AuthorizationServicer_to_server(service, server)
+
+    return ComponentServer(
+        "extauth",
+        bind=options.bind,
+        port=options.port,
+        xds_address=options.xds_address,
+        node=component_node("extauth", options.role, options.node_id),
+        type_url=TYPE_URL,
+        apply=registry.apply,
+        add_service=add_service,
+        close=registry.close,
     )
-    address = (
-        f"[{options.bind}]:{options.port}"
-        if ":" in options.bind
-        else (f"{options.bind}:{options.port}")
-    )
-    if server.add_insecure_port(address) == 0:
-        raise OSError(f"cannot listen for ext_authz on {address}")
-    await server.start()
-    node = component_node("extauth", options.role, options.node_id)
-    ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
-    task = asyncio.create_task(ads.run(), name="extauth-xds")
-    log.info("extauth: listening on %s, configured by %s", address, options.xds_address)
-    return ExtauthServer(registry, server, ads, task)

@@ -9,7 +9,6 @@ a server that has not received its configuration yet.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -21,11 +20,13 @@ from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from google.protobuf import any_pb2, duration_pb2
 from redis.exceptions import RedisError
 
-from gw.ratelimit.config import DEFAULT_ROLE, TYPE_URL, parse_resources
+from gw import defaults
+from gw.ratelimit.config import TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
 from gw.ratelimit.limits import Limits, Rule
 from gw.translator.ir_ratelimit import DOMAIN
-from gw.xds.client import AdsClient, component_node
+from gw.xds.client import component_node
+from gw.xds.component import ComponentServer
 
 log = logging.getLogger(__name__)
 
@@ -120,26 +121,12 @@ def _response(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RatelimitOptions:
-    bind: str = "0.0.0.0"
-    port: int = 18081
-    xds_address: str = "127.0.0.1:9977"
-    role: str = DEFAULT_ROLE
-    redis: str = "127.0.0.1:6379"
+    bind: str = defaults.ANY_ADDRESS
+    port: int = defaults.RATELIMIT_PORT
+    xds_address: str = defaults.XDS_ADDRESS
+    role: str = defaults.RATELIMIT_ROLE
+    redis: str = defaults.REDIS
     node_id: str = ""
-
-
-@dataclass(slots=True)
-class RatelimitServer:
-    registry: Registry
-    counter: RedisCounter
-    grpc_server: grpc.aio.Server
-    ads: AdsClient
-    task: asyncio.Task[None]
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        await self.grpc_server.stop(grace=0.5)
-        await self.counter.close()
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -150,25 +137,26 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_ratelimit(options: RatelimitOptions) -> RatelimitServer:
-    """Serve ShouldRateLimit on `bind:port` and subscribe to the control plane; raises
-    OSError if the port cannot be bound."""
+def ratelimit_server(options: RatelimitOptions) -> ComponentServer:
+    """The rate-limit server on `bind:port`, counting in Redis at `options.redis` and
+    configured by the control plane at `xds_address` (a `gw.lifecycle.Server`: nothing
+    listens before `start()`); ValueError when `redis` is not host:port."""
     registry = Registry()
     counter = RedisCounter(*split_address(options.redis))
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitService(registry, counter), server)
-    host = f"[{options.bind}]" if ":" in options.bind else options.bind
-    address = f"{host}:{options.port}"
-    if server.add_insecure_port(address) == 0:
-        raise OSError(f"cannot listen for rate limit checks on {address}")
-    await server.start()
-    node = component_node("ratelimit", options.role, options.node_id)
-    ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
-    task = asyncio.create_task(ads.run(), name="ratelimit-xds")
-    log.info(
-        "ratelimit: listening on %s, counting in redis at %s, configured by %s",
-        address,
-        options.redis,
-        options.xds_address,
+
+    def add_service(server: grpc.aio.Server) -> None:
+        service = RateLimitService(registry, counter)
+        rls_pb2_grpc.add_RateLimitServiceServicer_to_server(service, server)
+
+    log.info("ratelimit: counting in redis at %s", options.redis)
+    return ComponentServer(
+        "ratelimit",
+        bind=options.bind,
+        port=options.port,
+        xds_address=options.xds_address,
+        node=component_node("ratelimit", options.role, options.node_id),
+        type_url=TYPE_URL,
+        apply=registry.apply,
+        add_service=add_service,
+        close=counter.close,
     )
-    return RatelimitServer(registry, counter, server, ads, task)
