@@ -1,8 +1,8 @@
 """What gw uses when told nothing else: ports, addresses, names, in one place.
 
 The command line (`gw`, `gwctl`), the options of each component (`UpOptions`, the
-translator's `Options`, `ExtauthOptions`, `RatelimitOptions`, `OrchOptions`,
-`BootstrapOptions`) and the deployment's view of the install all read them here; the values
+translator's `Options`, `OrchOptions`, `BootstrapOptions`, the extauth and rate-limit
+servers' `Placement`) and gwctl's view of an install all read them here; the values
 are the established gateway's (docs/architecture.md, Ports). Constants only: importing this
 costs nothing, so the CLI can show them in `--help` without loading any component.
 """

@@ -27,6 +27,7 @@ from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
 from gw.translator import Options
+from gw.xds.component import Placement
 
 
 def gw_home() -> Path:
@@ -98,27 +99,20 @@ def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Se
     everywhere else; and the demo echo upstream when asked for."""
     servers: list[lifecycle.Server] = []
     xds_address = host_port(options.bind, options.xds_port)
+
+    def placement(port: int, name: str) -> Placement:
+        role = defaults.role(name, namespace)
+        return Placement(bind=options.bind, port=port, xds_address=xds_address, role=role)
+
     if options.extauth_port is not None:
-        from gw.extauth.server import ExtauthOptions, extauth_server
+        from gw.extauth.server import extauth_server
 
-        extauth = ExtauthOptions(
-            bind=options.bind,
-            port=options.extauth_port,
-            xds_address=xds_address,
-            role=defaults.role("extauth", namespace),
-        )
-        servers.append(extauth_server(extauth))
+        servers.append(extauth_server(placement(options.extauth_port, "extauth")))
     if options.ratelimit_port is not None:
-        from gw.ratelimit.server import RatelimitOptions, ratelimit_server
+        from gw.ratelimit.server import ratelimit_server
 
-        ratelimit = RatelimitOptions(
-            bind=options.bind,
-            port=options.ratelimit_port,
-            xds_address=xds_address,
-            role=defaults.role("ratelimit", namespace),
-            redis=options.ratelimit_redis,
-        )
-        servers.append(ratelimit_server(ratelimit))
+        where = placement(options.ratelimit_port, "ratelimit")
+        servers.append(ratelimit_server(where, options.ratelimit_redis))
     if options.echo_port is not None:
         from gw.echo import build_app as build_echo
 

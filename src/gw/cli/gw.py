@@ -362,11 +362,12 @@ def extauth(
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
-    from gw.extauth.server import ExtauthOptions, extauth_server
+    from gw.extauth.server import extauth_server
+    from gw.xds.component import Placement
 
     configure_logging(log_level)
-    options = ExtauthOptions(bind=bind, port=port, xds_address=xds, role=role)
-    run_command(_serve_one(lambda: extauth_server(options)), uvloop=True)
+    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
+    run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
 
 @app.command()
@@ -384,11 +385,12 @@ def ratelimit(
 ) -> None:
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
-    from gw.ratelimit.server import RatelimitOptions, ratelimit_server
+    from gw.ratelimit.server import ratelimit_server
+    from gw.xds.component import Placement
 
     configure_logging(log_level)
-    options = RatelimitOptions(bind=bind, port=port, xds_address=xds, role=role, redis=redis)
-    run_command(_serve_one(lambda: ratelimit_server(options)), uvloop=True)
+    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
+    run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
 
 
 async def _serve_one(build: Callable[[], Server]) -> None:

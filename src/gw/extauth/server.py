@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-import grpc
 import httpx
 import redis.asyncio as aioredis
 from envoy.config.core.v3 import base_pb2
@@ -25,7 +24,6 @@ from envoy.type.v3 import http_status_pb2
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
-from gw import defaults
 from gw.extauth.config import TYPE_URL, parse_resources
 from gw.extauth.cookies import parse_cookies
 from gw.extauth.decisions import Allow, Decision, Deny, Request
@@ -33,8 +31,7 @@ from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.translator.ir_extauth import AuthConfig, RedisStore
-from gw.xds.client import component_node
-from gw.xds.component import ComponentServer
+from gw.xds.component import ComponentServer, Placement
 
 log = logging.getLogger(__name__)
 
@@ -169,32 +166,10 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtauthOptions:
-    bind: str = defaults.ANY_ADDRESS
-    port: int = defaults.EXTAUTH_PORT
-    xds_address: str = defaults.XDS_ADDRESS
-    role: str = defaults.EXTAUTH_ROLE
-    node_id: str = ""
-
-
-def extauth_server(options: ExtauthOptions) -> ComponentServer:
-    """The ext_authz server on `bind:port`, configured by the control plane at
-    `xds_address` (a `gw.lifecycle.Server`: nothing listens before `start()`)."""
+def extauth_server(placement: Placement) -> ComponentServer:
+    """The ext_authz server where `placement` says (a `gw.lifecycle.Server`: nothing
+    listens before `start()`)."""
     registry = Registry()
-
-    def add_service(server: grpc.aio.Server) -> None:
-        service = AuthorizationService(registry)
-        external_auth_pb2_grpc.add_AuthorizationServicer_to_server(service, server)
-
-    return ComponentServer(
-        "extauth",
-        bind=options.bind,
-        port=options.port,
-        xds_address=options.xds_address,
-        node=component_node("extauth", options.role, options.node_id),
-        type_url=TYPE_URL,
-        apply=registry.apply,
-        add_service=add_service,
-        close=registry.close,
-    )
+    service = AuthorizationService(registry)
+    add = partial(external_auth_pb2_grpc.add_AuthorizationServicer_to_server, service)
+    return ComponentServer("extauth", placement, TYPE_URL, registry.apply, add, registry.close)

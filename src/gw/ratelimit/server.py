@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
@@ -25,8 +25,7 @@ from gw.ratelimit.config import TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
 from gw.ratelimit.limits import Limits, Rule
 from gw.translator.ir_ratelimit import DOMAIN
-from gw.xds.client import component_node
-from gw.xds.component import ComponentServer
+from gw.xds.component import ComponentServer, Placement
 
 log = logging.getLogger(__name__)
 
@@ -119,16 +118,6 @@ def _response(
     return _Response(overall_code=overall, statuses=statuses)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RatelimitOptions:
-    bind: str = defaults.ANY_ADDRESS
-    port: int = defaults.RATELIMIT_PORT
-    xds_address: str = defaults.XDS_ADDRESS
-    role: str = defaults.RATELIMIT_ROLE
-    redis: str = defaults.REDIS
-    node_id: str = ""
-
-
 def split_address(address: str) -> tuple[str, int]:
     """`host:port` (or `[v6]:port`) → (host, port); ValueError otherwise."""
     host, sep, port = address.rpartition(":")
@@ -137,26 +126,13 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def ratelimit_server(options: RatelimitOptions) -> ComponentServer:
-    """The rate-limit server on `bind:port`, counting in Redis at `options.redis` and
-    configured by the control plane at `xds_address` (a `gw.lifecycle.Server`: nothing
-    listens before `start()`); ValueError when `redis` is not host:port."""
+def ratelimit_server(placement: Placement, redis: str = defaults.REDIS) -> ComponentServer:
+    """The rate-limit server where `placement` says, counting in Redis at `redis` (a
+    `gw.lifecycle.Server`: nothing listens before `start()`); ValueError when `redis` is
+    not host:port."""
     registry = Registry()
-    counter = RedisCounter(*split_address(options.redis))
-
-    def add_service(server: grpc.aio.Server) -> None:
-        service = RateLimitService(registry, counter)
-        rls_pb2_grpc.add_RateLimitServiceServicer_to_server(service, server)
-
-    log.info("ratelimit: counting in redis at %s", options.redis)
-    return ComponentServer(
-        "ratelimit",
-        bind=options.bind,
-        port=options.port,
-        xds_address=options.xds_address,
-        node=component_node("ratelimit", options.role, options.node_id),
-        type_url=TYPE_URL,
-        apply=registry.apply,
-        add_service=add_service,
-        close=counter.close,
-    )
+    counter = RedisCounter(*split_address(redis))
+    service = RateLimitService(registry, counter)
+    add = partial(rls_pb2_grpc.add_RateLimitServiceServicer_to_server, service)
+    log.info("ratelimit: counting in redis at %s", redis)
+    return ComponentServer("ratelimit", placement, TYPE_URL, registry.apply, add, counter.close)

@@ -12,38 +12,50 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import grpc
-from envoy.config.core.v3 import base_pb2
 
-from gw.xds.client import AdsClient, Apply
+from gw import defaults
+from gw.xds.client import AdsClient, Apply, component_node
 
 log = logging.getLogger(__name__)
 
 AddService = Callable[[grpc.aio.Server], None]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Placement:
+    """Where a component listens (`bind:port`), and where (`xds_address`) and as which
+    role it asks for its configuration; `node_id` defaults to one unique per process."""
+
+    port: int
+    role: str
+    bind: str = defaults.ANY_ADDRESS
+    xds_address: str = defaults.XDS_ADDRESS
+    node_id: str = ""
+
+
 class ComponentServer:
-    """A `gw.lifecycle.Server`: `add_service` puts the component's gRPC service on the
-    server; `apply` takes each configuration (raising refuses it: a NACK); `close` releases
-    what the service holds (HTTP and Redis clients) once the gRPC server has stopped."""
+    """A `gw.lifecycle.Server` named `name` (also the node's cluster in xDS): `add_service`
+    puts the component's gRPC service on the server; `apply` takes each configuration of
+    `type_url` (raising refuses it: a NACK); `close` releases what the service holds (HTTP
+    and Redis clients) once the gRPC server has stopped."""
 
     def __init__(
         self,
         name: str,
-        *,
-        bind: str,
-        port: int,
-        xds_address: str,
-        node: base_pb2.Node,
+        placement: Placement,
         type_url: str,
         apply: Apply,
         add_service: AddService,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.name = name
+        bind, port = placement.bind, placement.port
         self.address = f"[{bind}]:{port}" if ":" in bind else f"{bind}:{port}"
-        self.ads = AdsClient(xds_address, node, type_url, apply)
+        node = component_node(name, placement.role, placement.node_id)
+        self.ads = AdsClient(placement.xds_address, node, type_url, apply)
         self._add_service = add_service
         self._close = close
         self._grpc: grpc.aio.Server | None = None
