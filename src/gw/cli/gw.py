@@ -22,6 +22,8 @@ from gw.logs import configure_logging  # noqa: E402
 
 if TYPE_CHECKING:
     from gw.lifecycle import Server
+    from gw.servers import Serving
+    from gw.translator import Options
 
 app = typer.Typer(
     help="gw: a declarative API gateway (server side).",
@@ -238,7 +240,7 @@ def controlplane(
     run_command(runner.run(orch_options, options, serving))
 
 
-async def _serve_folder(folder: Path, options: Any, serving: Any) -> None:
+async def _serve_folder(folder: Path, options: Options, serving: Serving) -> None:
     from gw import lifecycle
     from gw.servers import controlplane_servers
 
