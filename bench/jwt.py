@@ -23,12 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,67 +32,42 @@ from typing import Any
 import httpx
 import yaml
 from tests.support.ports import free_port
-from tests.support.processes import GwUp, Process
+from tests.support.processes import GwUp
 from tests.support.tokens import SigningKey
 from tests.support.wait import wait_until
 
-from bench import report
+from bench import peers, report
 
 RESULTS = report.RESULTS
 ISSUER = "https://issuer.bench"
 #: Compared pairs sit next to each other, so that they run close in time in every rotation.
 SCENARIOS = ("gw-jwt-rbac", "envoy-jwt-rbac", "gw-plain", "envoy-plain")
-ENVOY = shutil.which("envoy") or str(Path(sys.executable).parent / "envoy")
-_TYPES = {
-    "hcm": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
-    "HttpConnectionManager",
-    "jwt_authn": "type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication",
-}
-
-#: The hand-written baseline: what someone would write for Envoy by hand (ENVOY-NOTES §2).
-HANDWRITTEN = """
-admin:
-  address: {{socket_address: {{address: 127.0.0.1, port_value: {admin}}}}}
-static_resources:
-  clusters:
-  - name: upstream
-    type: STATIC
-    connect_timeout: 5s
-    load_assignment:
-      cluster_name: upstream
-      endpoints:
-      - lb_endpoints:
-        - endpoint: {{address: {{socket_address: {{address: 127.0.0.1, port_value: {upstream}}}}}}}
-  listeners:
-  - name: secure
-    address: {{socket_address: {{address: 127.0.0.1, port_value: {secure}}}}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": {hcm}
-          stat_prefix: secure
+JWT_AUTHN = "type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"
+RBAC = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
+#: Path normalisation, as gw's listeners do it.
+NORMALIZE = """
           normalize_path: true
-          merge_slashes: true
-          route_config:
-            virtual_hosts:
-            - name: secure
-              domains: ["*"]
-              routes: [{{match: {{prefix: /}}, route: {{cluster: upstream}}}}]
-          http_filters:
+          merge_slashes: true"""
+
+
+def handwritten_config(*, admin: int, secure: int, plain: int, upstream: int, jwks: str) -> str:
+    """The hand-written baseline (ENVOY-NOTES §2): `secure` checks the JWT (with the
+    verification cache) and an RBAC policy on its verified `role` claim; `plain` is the same
+    listener without the two filters. Both route to `upstream`."""
+    checks = f"""
           - name: envoy.filters.http.jwt_authn
             typed_config:
-              "@type": {jwt_authn}
+              "@type": {JWT_AUTHN}
               providers:
                 p:
-                  issuer: {issuer}
+                  issuer: {ISSUER}
                   local_jwks: {{inline_string: '{jwks}'}}
                   payload_in_metadata: p
                   jwt_cache_config: {{jwt_cache_size: 1000}}
               rules: [{{match: {{prefix: /}}, requires: {{provider_name: p}}}}]
           - name: envoy.filters.http.rbac
             typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC
+              "@type": {RBAC}
               rules:
                 action: ALLOW
                 policies:
@@ -112,56 +82,17 @@ static_resources:
                         metadata_matcher:
                           filter: envoy.filters.http.jwt_authn
                           path: [{{key: p}}, {{key: role}}]
-                          value: {{string_match: {{exact: user}}}}
-          - name: envoy.filters.http.router
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
-  - name: plain
-    address: {{socket_address: {{address: 127.0.0.1, port_value: {plain}}}}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": {hcm}
-          stat_prefix: plain
-          normalize_path: true
-          merge_slashes: true
-          route_config:
-            virtual_hosts:
-            - name: plain
-              domains: ["*"]
-              routes: [{{match: {{prefix: /}}, route: {{cluster: upstream}}}}]
-          http_filters:
-          - name: envoy.filters.http.router
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
-"""
+                          value: {{string_match: {{exact: user}}}}"""
+    listeners = peers.envoy_listener(
+        "secure", secure, filters=checks, options=NORMALIZE
+    ) + peers.envoy_listener("plain", plain, options=NORMALIZE)
+    return peers.envoy_static(admin, listeners, upstream=upstream)
 
-UPSTREAM = """
-admin:
-  address: {{socket_address: {{address: 127.0.0.1, port_value: {admin}}}}}
-static_resources:
-  listeners:
-  - name: hello
-    address: {{socket_address: {{address: 127.0.0.1, port_value: {port}}}}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": {hcm}
-          stat_prefix: hello
-          route_config:
-            virtual_hosts:
-            - name: hello
-              domains: ["*"]
-              routes:
-              - match: {{prefix: /}}
-                direct_response: {{status: 200, body: {{inline_string: "hello world\\n"}}}}
-          http_filters:
-          - name: envoy.filters.http.router
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
-"""
+
+def upstream_config(*, admin: int, port: int) -> str:
+    """The upstream: an Envoy answering `200 hello world` by itself."""
+    hello = 'direct_response: {status: 200, body: {inline_string: "hello world\\n"}}'
+    return peers.envoy_static(admin, peers.envoy_listener("hello", port, hello))
 
 
 @dataclass
@@ -170,21 +101,6 @@ class Target:
     headers: dict[str, str]
     pid: int
     runs: list[dict[str, float]] = field(default_factory=list)
-
-
-def start_envoy(config: str, workdir: Path, name: str, admin: int) -> Process:
-    path = workdir / f"{name}.yaml"
-    path.write_text(config)
-    process = Process(
-        [ENVOY, "-c", str(path), "--concurrency", "1", "--disable-hot-restart", "-l", "error"],
-        dict(os.environ),
-        workdir / f"{name}.log",
-    )
-    wait_until(
-        lambda: httpx.get(f"http://127.0.0.1:{admin}/ready", timeout=1).status_code == 200,
-        what=f"{name} envoy",
-    )
-    return process
 
 
 def gw_manifests(key: SigningKey, upstream_port: int) -> list[dict[str, Any]]:
@@ -228,54 +144,26 @@ def gw_manifests(key: SigningKey, upstream_port: int) -> list[dict[str, Any]]:
 
 def envoy_child(parent: int) -> int:
     """The pid of the `envoy` process `gw up` (pid `parent`) runs."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if ppid == parent and comm.startswith("envoy"):
-            return int(entry.name)
+    for pid in peers.tree(parent)[1:]:
+        if Path(f"/proc/{pid}/comm").read_text().strip().startswith("envoy"):
+            return pid
     raise RuntimeError("gw up runs no envoy")
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-
-
-def _ms(text: str) -> float:
-    match = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
-    assert match, text
-    return float(match.group(1)) * _UNITS[match.group(2)]
-
-
 def run_wrk(target: Target, seconds: int, connections: int) -> dict[str, float]:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
-    for name, value in target.headers.items():
-        # wrk replaces its own Host header only when it is spelled `Host`.
-        command += ["-H", f"{name.title()}: {value}"]
-    cpu_before = cpu_seconds(target.pid)
-    output = subprocess.run(
-        [*command, target.url], capture_output=True, text=True, check=True
-    ).stdout
-    cpu = cpu_seconds(target.pid) - cpu_before
-    if "Non-2xx" in output or "Socket errors" in output:
-        raise RuntimeError(f"not every response was 2xx:\n{output}")
-    requests = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
-    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", output, re.MULTILINE))
+    # wrk replaces its own Host header only when it is spelled `Host`.
+    headers = {name.title(): value for name, value in target.headers.items()}
+    cpu_before = peers.cpu_seconds([target.pid])
+    run = peers.wrk(target.url, headers, seconds, connections)
+    cpu = peers.cpu_seconds([target.pid]) - cpu_before
+    if run["non_2xx"] or run["socket_errors"]:
+        raise RuntimeError(f"not every response was 2xx: {run}")
     return {
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),  # type: ignore[union-attr]
-        "p50_ms": _ms(latency["50"]),
-        "p99_ms": _ms(latency["99"]),
-        "cpu_us_per_req": cpu / requests * 1e6,
-        "requests": requests,
+        "rps": run["rps"],
+        "p50_ms": run["p50_ms"],
+        "p99_ms": run["p99_ms"],
+        "cpu_us_per_req": cpu / run["requests"] * 1e6,
+        "requests": run["requests"],
     }
 
 
@@ -354,14 +242,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Ratios: the median over repetitions of the ratio within each repetition.",
         "",
-        "| ratio | req/s | p50 | p99 | CPU/req |",
-        "|---|---|---|---|---|",
+        *report.ratio_table(result["ratios"]),
     ]
-    for name, r in result["ratios"].items():
-        lines.append(
-            f"| {name} | {r['rps']:.3f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
-            f"{r['cpu_us_per_req']:.3f} |"
-        )
     goal = result["goal"]
     cpu_goal = "within" if goal["cpu_within_5_percent"] else "not within"
     lines += [
@@ -391,20 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     jwks = json.dumps({"keys": [key.jwk()]})
     with tempfile.TemporaryDirectory(prefix="gw-bench-") as tmp:
         work = Path(tmp)
-        hello_port, hello_admin = free_port(), free_port()
-        processes = [
-            start_envoy(
-                UPSTREAM.format(admin=hello_admin, port=hello_port, **_TYPES),
-                work,
-                "upstream",
-                hello_admin,
-            )
-        ]
+        hello_port = free_port()
+        hello = upstream_config(admin=free_port(), port=hello_port)
+        peer_envoys = [peers.start_envoy("upstream", hello, work, hello_port)]
         ports = {"admin": free_port(), "secure": free_port(), "plain": free_port()}
-        handwritten = HANDWRITTEN.format(
-            upstream=hello_port, issuer=ISSUER, jwks=jwks, **ports, **_TYPES
-        )
-        processes.append(start_envoy(handwritten, work, "handwritten", ports["admin"]))
+        handwritten = handwritten_config(**ports, upstream=hello_port, jwks=jwks)
+        peer_envoys.append(peers.start_envoy("handwritten", handwritten, work, ports["secure"]))
         folder = work / "config"
         folder.mkdir()
         (folder / "bench.yaml").write_text(yaml.safe_dump_all(gw_manifests(key, hello_port)))
@@ -417,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 what="gw to route",
             )
             gw_envoy = envoy_child(gw.process.popen.pid)
-            handwritten_pid = processes[1].popen.pid
+            handwritten_pid = peer_envoys[1].pid
             bearer = {"authorization": f"Bearer {token}"}
             targets = {
                 "gw-jwt-rbac": Target(
@@ -451,20 +325,16 @@ def main(argv: list[str] | None = None) -> int:
                     )
         finally:
             gw.stop()
-            for process in processes:
-                process.stop()
-    version = subprocess.run([ENVOY, "--version"], capture_output=True, text=True).stdout
-    found = re.search(r"/(\d+\.\d+\.\d+)/", version)
-    version = found.group(1) if found else "?"
+            for envoy in peer_envoys:
+                envoy.stop()
+    machine = report.machine()
     result = {
         "benchmark": "jwt",
-        "machine": {**report.machine(), "envoy": version},
+        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
         "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
         **summarize(targets),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "jwt.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "jwt.md").write_text(markdown(result))
+    report.write_part(args.out, "jwt", result, markdown(result))
     print(markdown(result))
     return 0
 

@@ -326,14 +326,8 @@ def markdown(result: dict[str, Any]) -> str:
         "Ratios (median of the per-round ratios; req/s above 1 is faster, latency and CPU "
         "below 1 are better):",
         "",
-        "| ratio | req/s | p50 | p99 | CPU/req |",
-        "|---|---|---|---|---|",
+        *report.ratio_table(result["ratios"]),
     ]
-    for name, r in result["ratios"].items():
-        lines.append(
-            f"| {name} | {r['rps']:.3f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
-            f"{r['cpu_us_per_req']:.3f} |"
-        )
     return "\n".join(lines) + "\n"
 
 

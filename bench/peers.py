@@ -137,10 +137,19 @@ backend upstream
 def envoy_config(port: int, admin: int, upstream: int) -> str:
     """The hand-written Envoy static config for plain routing: one listener, one route to
     one static cluster — what someone would write for Envoy by hand."""
-    return f"""
-admin:
-  address: {{socket_address: {{address: 127.0.0.1, port_value: {admin}}}}}
-static_resources:
+    return envoy_static(admin, envoy_listener("plain", port), upstream=upstream)
+
+
+#: A listener's route to the static cluster `upstream` (YAML flow).
+TO_UPSTREAM = "route: {cluster: upstream}"
+
+
+def envoy_static(admin: int, listeners: str, *, upstream: int | None = None) -> str:
+    """A static Envoy config: admin on `admin`, the `listeners` (`envoy_listener()`s), and,
+    with `upstream`, the cluster `upstream` of one endpoint at 127.0.0.1:`upstream`."""
+    cluster = ""
+    if upstream is not None:
+        cluster = f"""
   clusters:
   - name: upstream
     type: STATIC
@@ -149,25 +158,40 @@ static_resources:
       cluster_name: upstream
       endpoints:
       - lb_endpoints:
-        - endpoint: {{address: {{socket_address: {{address: 127.0.0.1, port_value: {upstream}}}}}}}
-  listeners:
-  - name: plain
+        - endpoint:
+            address: {{socket_address: {{address: 127.0.0.1, port_value: {upstream}}}}}"""
+    return f"""
+admin:
+  address: {{socket_address: {{address: 127.0.0.1, port_value: {admin}}}}}
+static_resources:{cluster}
+  listeners:{listeners}
+"""
+
+
+def envoy_listener(
+    name: str, port: int, action: str = TO_UPSTREAM, *, filters: str = "", options: str = ""
+) -> str:
+    """One listener of `envoy_static()`: an HTTP connection manager whose one virtual host
+    answers `/` with `action` (YAML flow: `TO_UPSTREAM`, or a `direct_response: ...`);
+    `filters` are HTTP filter items (YAML at the `http_filters` indent) ahead of the router,
+    `options` more lines of the connection manager (at its indent)."""
+    return f"""
+  - name: {name}
     address: {{socket_address: {{address: 127.0.0.1, port_value: {port}}}}}
     filter_chains:
     - filters:
       - name: envoy.filters.network.http_connection_manager
         typed_config:
           "@type": {HCM}
-          stat_prefix: plain
+          stat_prefix: {name}{options}
           route_config:
             virtual_hosts:
-            - name: plain
+            - name: {name}
               domains: ["*"]
-              routes: [{{match: {{prefix: /}}, route: {{cluster: upstream}}}}]
-          http_filters:
+              routes: [{{match: {{prefix: /}}, {action}}}]
+          http_filters:{filters}
           - name: envoy.filters.http.router
-            typed_config: {{"@type": {ROUTER}}}
-"""
+            typed_config: {{"@type": {ROUTER}}}"""
 
 
 @dataclass(frozen=True)

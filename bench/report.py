@@ -79,6 +79,17 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def ratio_table(ratios: dict[str, dict[str, float]]) -> list[str]:
+    """The Markdown rows of the paired ratios (req/s, p50, p99, CPU per request)."""
+    lines = ["| ratio | req/s | p50 | p99 | CPU/req |", "|---|---|---|---|---|"]
+    for name, r in ratios.items():
+        lines.append(
+            f"| {name} | {r['rps']:.3f} | {r['p50_ms']:.3f} | {r['p99_ms']:.3f} | "
+            f"{r['cpu_us_per_req']:.3f} |"
+        )
+    return lines
+
+
 def write_part(out: Path, part: str, result: dict[str, Any], markdown: str) -> None:
     """`<part>.json` (for machines) and `<part>.md` (for people) in `out`."""
     out.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from gw.api import ResourceKey
 from gw.api.status import Status
+from gw.lifecycle import report_crash
 from gw.snapshot import Snapshot
 from gw.store.status import StatusBook
 from gw.tracing import Trace
@@ -128,7 +129,8 @@ class ControlPlane:
         # keep it out of every later collection, which then scans only configuration.
         gc.collect()
         gc.freeze()
-        producer = asyncio.create_task(self._follow_store())
+        producer = asyncio.create_task(self._follow_store(), name="store")
+        producer.add_done_callback(report_crash)  # the last configuration keeps serving
         try:
             await self._translate_forever()
         finally:

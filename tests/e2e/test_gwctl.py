@@ -31,7 +31,7 @@ from gw import __version__
 from tests.support.certs import KeyPair, make_cert, tls_secret_yaml
 from tests.support.gwctl import gwctl, parse_table
 from tests.support.ports import free_port
-from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
+from tests.support.processes import Echo, GwUp, Process, gw_env
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -191,14 +191,19 @@ def test_version_matches_the_server(setup: Setup) -> None:
 
 
 def test_version_mismatch_warns_loudly_on_stderr(tmp_path: Path) -> None:
-    """A real control plane (`gw controlplane`, no proxy needed) told to report another
-    version: gwctl warns on stderr before any command, and stdout stays clean."""
+    """A real control plane (`gw controlplane`, no proxy needed) of another version: gwctl
+    warns on stderr before any command, and stdout stays clean. The server's version is
+    changed in its own process before gw loads (the product has no switch for it)."""
     folder = tmp_path / "config"
     folder.mkdir()
     debug_port = free_port()
     env = gw_env(tmp_path / "home") | {"START_STATS_SERVER": "true"}
+    as_version = "import gw; gw.__version__ = '9.9.9'; from gw.cli.gw import main; main()"
     process = Process(
-        gw_command(
+        [
+            sys.executable,
+            "-c",
+            as_version,
             "controlplane",
             "--dir",
             str(folder),
@@ -210,9 +215,7 @@ def test_version_mismatch_warns_loudly_on_stderr(tmp_path: Path) -> None:
             str(debug_port),
             "--dev-port",
             str(free_port()),
-            "--report-version",
-            "9.9.9",
-        ),
+        ],
         env,
         tmp_path / "controlplane.log",
     )

@@ -93,10 +93,13 @@ def _pretty(data: Any, status_code: int = 200) -> Response:
 class DevMode:
     """Keeps the developer API open exactly while the Settings say `devMode: true`.
 
-    It follows the control plane: after every translation it reads
-    `Settings gw-system.default` from the snapshot. A Settings manifest that does not parse
-    leaves the endpoint as it was (the last accepted Settings keep applying).
+    It follows the control plane once started (a `gw.lifecycle.Server`): after every
+    translation it reads `Settings gw-system.default` from the snapshot. A Settings manifest
+    that does not parse leaves the endpoint as it was (the last accepted Settings keep
+    applying). A port it cannot open is logged, and tried again on the next translation.
     """
+
+    name = PORT_NAME
 
     def __init__(self, controlplane: ControlPlane, bind: str, port: int) -> None:
         self.controlplane = controlplane
@@ -106,7 +109,14 @@ class DevMode:
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[None]] = set()
-        controlplane.observers.append(self.observe)
+        self._stopped = asyncio.Event()
+
+    async def start(self) -> None:
+        self.controlplane.observers.append(self.observe)
+
+    async def wait(self) -> None:
+        """Opening and closing is all it does: it never ends by itself."""
+        await self._stopped.wait()
 
     @property
     def open(self) -> bool:
@@ -170,5 +180,8 @@ class DevMode:
             await task
 
     async def stop(self) -> None:
+        if self.observe in self.controlplane.observers:
+            self.controlplane.observers.remove(self.observe)
+        self._stopped.set()
         async with self._lock:
             await self._close()

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from gw import __version__
+from gw import __version__, defaults
 from gw.admin.debug import ENDPOINTS as DEBUG_ENDPOINTS
 from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
@@ -74,7 +74,6 @@ def build_app(
     ads: AdsServer,
     extra: list[Route] | None = None,
     *,
-    server_version: str = __version__,
     components: Components | None = None,
 ) -> Starlette:
     async def index(_: Request) -> HTMLResponse:
@@ -114,7 +113,7 @@ def build_app(
         return ok(components() if components else [control_plane_component()])
 
     async def version(_: Request) -> JSONResponse:
-        return ok({"version": server_version})
+        return ok({"version": __version__})
 
     routes = [
         Route("/", index),
@@ -186,7 +185,7 @@ def control_plane_component() -> dict[str, Any]:
     """This process, as `/components` lists it."""
     return {
         "name": "gw",
-        "namespace": "gw-system",
+        "namespace": defaults.NAMESPACE,
         "role": "control plane",
         "pid": os.getpid(),
         "running": True,

@@ -28,8 +28,10 @@ from typing import Any
 
 import httpx
 
-CONTROLLER_NAMESPACE = "gw-system"
-PROXY_NAME = "gateway-proxy"
+from gw import defaults
+
+CONTROLLER_NAMESPACE = defaults.NAMESPACE
+PROXY_NAME = defaults.PROXY_NAME
 
 
 class InstallError(Exception):

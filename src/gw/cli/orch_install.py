@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from gw import defaults
 from gw.cli.install import (
     CONTROLLER_NAMESPACE,
     Component,
@@ -28,10 +29,10 @@ from gw.cli.install import (
     InstallError,
     LogSource,
 )
-from gw.store.orch_client import ClusterClient, ClusterError
+from gw.orch.client import ClusterClient, ClusterError
 
 ADMIN_SERVICE = "gw"
-ADMIN_PORT = 9091
+ADMIN_PORT = defaults.DEBUG_PORT
 SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
@@ -140,7 +141,9 @@ class OrchInstall(Install):
     @contextlib.contextmanager
     def proxy_admin(self, name: str, namespace: str) -> Iterator[str]:
         try:
-            with self.cluster.port_forward(namespace, f"deploy/{name}", 19000) as local:
+            with self.cluster.port_forward(
+                namespace, f"deploy/{name}", defaults.PROXY_ADMIN_PORT
+            ) as local:
                 yield f"http://127.0.0.1:{local}"
         except ClusterError as exc:
             raise InstallError(str(exc)) from None
@@ -149,7 +152,7 @@ class OrchInstall(Install):
     def xds_address(self) -> Iterator[str]:
         try:
             with self.cluster.port_forward(
-                self.namespace, f"deploy/{ADMIN_SERVICE}", 9977
+                self.namespace, f"deploy/{ADMIN_SERVICE}", defaults.XDS_PORT
             ) as local:
                 yield f"127.0.0.1:{local}"
         except ClusterError as exc:

@@ -8,7 +8,8 @@ It runs two ways, sharing `services.discover()`:
   write followed by a second one, and the watched folder is left as the user keeps it.
 - alone, as `gw discovery --dir DIR` (the `discovery` deployment): `runner.run()` writes
   the generated upstreams as manifests into `DIR/discovered/`, where anyone can read and
-  edit them, and removes them when their service goes.
+  edit them, and removes them when their service goes; or as `gw discovery --orch`
+  (`gw.orch.discovery`), which keeps them as custom resources in the cluster.
 
 Either way a stored upstream that discovery does not own (hand-written, or generated and
 then edited) wins over a generated one of the same name. Endpoints are not discovery's job:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
 
 from gw.discovery.services import discover, owned
 from gw.snapshot import Snapshot
@@ -59,26 +58,3 @@ async def _retry_failed_writes(
         if not sync_once(store.scan(), files, namespace).failed:
             log.info("discovery: the files that could not be written are written now")
             return
-
-
-async def run_orch(client: Any, namespace: str) -> None:
-    """`gw discovery --orch`: keep an Upstream custom resource for every service port.
-
-    It reads Services, Upstreams and Settings from the cluster (never writing statuses: the
-    control plane does) and writes through `OrchWriter`."""
-    from gw import api
-    from gw.store.orch import OrchStore
-    from gw.store.orch_kinds import BY_KIND
-    from gw.store.orch_writer import OrchWriter
-
-    kinds = [BY_KIND[k.KIND] for k in (api.Service, api.Upstream, api.Settings)]
-    store = OrchStore(client, namespace=namespace, kinds=kinds, is_leader=lambda: False)
-    writer = OrchWriter(client)
-    log.info("discovery: watching the cluster's services, writing upstreams to %s", namespace)
-    async for snapshot in store.watch():
-        found = discover(snapshot, namespace)
-        changes = await writer.sync(snapshot, found.served, found.stale, owned)
-        for key in changes.written:
-            log.info("discovery: wrote %s", key)
-        for key in changes.removed:
-            log.info("discovery: removed %s (its service port is gone)", key)

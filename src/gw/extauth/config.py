@@ -11,10 +11,7 @@ from pydantic import TypeAdapter
 from gw.wire.extauth import AuthConfig
 from gw.wire.structs import TYPE_URL, parse_structs
 
-__all__ = ["DEFAULT_ROLE", "TYPE_URL", "parse_resources"]
-
-#: The role the server subscribes as.
-DEFAULT_ROLE = "gw-system~extauth"
+__all__ = ["TYPE_URL", "parse_resources"]
 
 _ADAPTER: TypeAdapter[AuthConfig] = TypeAdapter(AuthConfig)
 

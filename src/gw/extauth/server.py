@@ -13,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-import grpc
 import httpx
 import redis.asyncio as aioredis
 from envoy.config.core.v3 import base_pb2
@@ -25,7 +24,7 @@ from envoy.type.v3 import http_status_pb2
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
-from gw.extauth.config import DEFAULT_ROLE, TYPE_URL, parse_resources
+from gw.extauth.config import TYPE_URL, parse_resources
 from gw.extauth.cookies import parse_cookies
 from gw.extauth.decisions import Allow, Decision, Deny, Request
 from gw.extauth.flow import RelyingParty
@@ -33,7 +32,7 @@ from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.wire.extauth import AuthConfig
 from gw.wire.extauth_oidc import RedisStore
-from gw.xds.client import AdsClient, component_node
+from gw.xds.component import ComponentServer, Placement
 
 log = logging.getLogger(__name__)
 
@@ -168,46 +167,10 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtauthOptions:
-    bind: str = "0.0.0.0"
-    port: int = 8083
-    xds_address: str = "127.0.0.1:9977"
-    role: str = DEFAULT_ROLE
-    node_id: str = ""
-
-
-@dataclass(slots=True)
-class ExtauthServer:
-    registry: Registry
-    grpc_server: grpc.aio.Server
-    ads: AdsClient
-    task: asyncio.Task[None]
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        await self.grpc_server.stop(grace=0.5)
-        await self.registry.close()
-
-
-async def start_extauth(options: ExtauthOptions) -> ExtauthServer:
-    """Serve Check on `bind:port` and subscribe to the control plane; raises OSError if
-    the port cannot be bound."""
+def extauth_server(placement: Placement) -> ComponentServer:
+    """The ext_authz server where `placement` says (a `gw.lifecycle.Server`: nothing
+    listens before `start()`)."""
     registry = Registry()
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    external_auth_pb2_grpc.add_AuthorizationServicer_to_server(
-        AuthorizationService(registry), server
-    )
-    address = (
-        f"[{options.bind}]:{options.port}"
-        if ":" in options.bind
-        else (f"{options.bind}:{options.port}")
-    )
-    if server.add_insecure_port(address) == 0:
-        raise OSError(f"cannot listen for ext_authz on {address}")
-    await server.start()
-    node = component_node("extauth", options.role, options.node_id)
-    ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
-    task = asyncio.create_task(ads.run(), name="extauth-xds")
-    log.info("extauth: listening on %s, configured by %s", address, options.xds_address)
-    return ExtauthServer(registry, server, ads, task)
+    service = AuthorizationService(registry)
+    add = partial(external_auth_pb2_grpc.add_AuthorizationServicer_to_server, service)
+    return ComponentServer("extauth", placement, TYPE_URL, registry.apply, add, registry.close)

@@ -24,6 +24,7 @@ from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
 from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
 from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 
+from gw import defaults
 from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
 
 XDS_CLUSTER = "xds_cluster"
@@ -33,12 +34,12 @@ UNIX_PREFIX = "unix:"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BootstrapOptions:
     node_id: str
-    role: str = "gw-system~gateway-proxy"
-    cluster: str = "gateway-proxy"
-    xds_host: str = "127.0.0.1"
-    xds_port: int = 9977
-    admin_host: str = "127.0.0.1"
-    admin_port: int = 19000
+    role: str = defaults.PROXY_ROLE
+    cluster: str = defaults.PROXY_NAME
+    xds_host: str = defaults.LOOPBACK
+    xds_port: int = defaults.XDS_PORT
+    admin_host: str = defaults.LOOPBACK
+    admin_port: int = defaults.PROXY_ADMIN_PORT
 
 
 def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:

@@ -9,11 +9,10 @@ a server that has not received its configuration yet.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
@@ -21,11 +20,12 @@ from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from google.protobuf import any_pb2, duration_pb2
 from redis.exceptions import RedisError
 
-from gw.ratelimit.config import DEFAULT_ROLE, TYPE_URL, parse_resources
+from gw import defaults
+from gw.ratelimit.config import TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
 from gw.ratelimit.limits import Limits, Rule
 from gw.wire.ratelimit import DOMAIN
-from gw.xds.client import AdsClient, component_node
+from gw.xds.component import ComponentServer, Placement
 
 log = logging.getLogger(__name__)
 
@@ -118,30 +118,6 @@ def _response(
     return _Response(overall_code=overall, statuses=statuses)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RatelimitOptions:
-    bind: str = "0.0.0.0"
-    port: int = 18081
-    xds_address: str = "127.0.0.1:9977"
-    role: str = DEFAULT_ROLE
-    redis: str = "127.0.0.1:6379"
-    node_id: str = ""
-
-
-@dataclass(slots=True)
-class RatelimitServer:
-    registry: Registry
-    counter: RedisCounter
-    grpc_server: grpc.aio.Server
-    ads: AdsClient
-    task: asyncio.Task[None]
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        await self.grpc_server.stop(grace=0.5)
-        await self.counter.close()
-
-
 def split_address(address: str) -> tuple[str, int]:
     """`host:port` (or `[v6]:port`) → (host, port); ValueError otherwise."""
     host, sep, port = address.rpartition(":")
@@ -150,25 +126,13 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_ratelimit(options: RatelimitOptions) -> RatelimitServer:
-    """Serve ShouldRateLimit on `bind:port` and subscribe to the control plane; raises
-    OSError if the port cannot be bound."""
+def ratelimit_server(placement: Placement, redis: str = defaults.REDIS) -> ComponentServer:
+    """The rate-limit server where `placement` says, counting in Redis at `redis` (a
+    `gw.lifecycle.Server`: nothing listens before `start()`); ValueError when `redis` is
+    not host:port."""
     registry = Registry()
-    counter = RedisCounter(*split_address(options.redis))
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    rls_pb2_grpc.add_RateLimitServiceServicer_to_server(RateLimitService(registry, counter), server)
-    host = f"[{options.bind}]" if ":" in options.bind else options.bind
-    address = f"{host}:{options.port}"
-    if server.add_insecure_port(address) == 0:
-        raise OSError(f"cannot listen for rate limit checks on {address}")
-    await server.start()
-    node = component_node("ratelimit", options.role, options.node_id)
-    ads = AdsClient(options.xds_address, node, TYPE_URL, registry.apply)
-    task = asyncio.create_task(ads.run(), name="ratelimit-xds")
-    log.info(
-        "ratelimit: listening on %s, counting in redis at %s, configured by %s",
-        address,
-        options.redis,
-        options.xds_address,
-    )
-    return RatelimitServer(registry, counter, server, ads, task)
+    counter = RedisCounter(*split_address(redis))
+    service = RateLimitService(registry, counter)
+    add = partial(rls_pb2_grpc.add_RateLimitServiceServicer_to_server, service)
+    log.info("ratelimit: counting in redis at %s", redis)
+    return ComponentServer("ratelimit", placement, TYPE_URL, registry.apply, add, counter.close)

@@ -1,6 +1,8 @@
 """Where resources live. A store yields immutable `Snapshot`s and keeps statuses.
 
-Nothing outside this package reads manifest files or talks to the orchestrator.
+`DirectoryStore` serves a folder of manifests; the orchestrator's store (`OrchStore`) is in
+`gw.orch`, behind the same interface. Nothing outside this package reads manifest files,
+and this package knows nothing of the orchestrator.
 """
 
 from gw.snapshot import InputError, Snapshot, Source

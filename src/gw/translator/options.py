@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gw import defaults
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Options:
-    namespace: str = "gw-system"
-    proxy_name: str = "gateway-proxy"
-    bind_address: str = "::"
-    http_port: int = 8080
-    https_port: int = 8443
+    namespace: str = defaults.NAMESPACE
+    proxy_name: str = defaults.PROXY_NAME
+    bind_address: str = defaults.PROXY_BIND
+    http_port: int = defaults.HTTP_PORT
+    https_port: int = defaults.HTTPS_PORT
     #: The time (Unix seconds) certificates are checked against; None skips expiry checks.
     #: Passed in, never read from a clock, so that translation stays a pure function.
     now: float | None = None

@@ -262,3 +262,26 @@ async def start_server(server: AdsServer, address: str, *more: str) -> grpc.aio.
             raise OSError(f"cannot listen for xDS on {each}")
     await grpc_server.start()
     return grpc_server
+
+
+class XdsServer:
+    """ADS served on `addresses` as a `gw.lifecycle.Server` (`start_server` at start)."""
+
+    name = "xds"
+
+    def __init__(self, ads: AdsServer, *addresses: str) -> None:
+        self.ads = ads
+        self.addresses = addresses
+        self._grpc: grpc.aio.Server | None = None
+
+    async def start(self) -> None:
+        self._grpc = await start_server(self.ads, *self.addresses)
+
+    async def wait(self) -> None:
+        assert self._grpc is not None, "wait() before start()"
+        # Shielded: cancelling a wait must not cancel gRPC's own shutdown future.
+        await asyncio.shield(self._grpc.wait_for_termination())
+
+    async def stop(self) -> None:
+        if self._grpc is not None:
+            await self._grpc.stop(grace=0.5)

@@ -75,9 +75,7 @@ def test_handwritten_envoy_configs_pass_envoy_validate(tmp_path: Path) -> None:
     key = SigningKey("RSA")
     jwks = json.dumps({"keys": [key.jwk()]})
     ports = {"admin": ADMIN, "secure": PROXY, "plain": PROXY + 10}
-    handwritten = jwt.HANDWRITTEN.format(
-        upstream=UPSTREAM, issuer=jwt.ISSUER, jwks=jwks, **ports, **jwt._TYPES
-    )
+    handwritten = jwt.handwritten_config(**ports, upstream=UPSTREAM, jwks=jwks)
     _valid("envoy", handwritten, tmp_path / "jwt")
-    upstream = jwt.UPSTREAM.format(admin=ADMIN, port=UPSTREAM, **jwt._TYPES)
+    upstream = jwt.upstream_config(admin=ADMIN, port=UPSTREAM)
     _valid("envoy", upstream, tmp_path / "upstream")

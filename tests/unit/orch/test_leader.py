@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from lightkube import AsyncClient
 
-from gw.store.leader import LEASE_NAME, LeaderElector, Timing
-from gw.store.orch import connect
+from gw.orch.client import connect
+from gw.orch.leader import LEASE_NAME, LeaderElector, Timing
 from tests.support.kube_api import FakeKubeApi
 from tests.support.wait import eventually
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gw.discovery.runner import run_orch
-from gw.store.orch import connect
+from gw.orch import discovery
+from gw.orch.client import connect
 from tests.support.kube_api import FakeKubeApi
 from tests.support.wait import eventually
 
@@ -38,7 +38,7 @@ def service(name: str, ports: list[int]) -> dict[str, Any]:
 async def test_upstreams_follow_the_services(api: FakeKubeApi, tmp_path: Path) -> None:
     api.apply(service("petstore", [8080, 9090]))
     client = connect(api.kubeconfig(tmp_path / "kubeconfig"))
-    task = asyncio.create_task(run_orch(client, NS))
+    task = asyncio.create_task(discovery.run(client, NS))
     try:
         made = await eventually(
             lambda: api.get(US, "Upstream", NS, "default-petstore-8080"), what="the upstream"

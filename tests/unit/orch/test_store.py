@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from gw import api as api_models
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
+from gw.orch.client import connect
+from gw.orch.kinds import WatchedKind
+from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
-from gw.store.orch import OrchStore, connect
 from gw.xds.cache import SnapshotCache
 from tests.support.kube_api import FakeKubeApi
 from tests.support.wait import eventually
@@ -196,6 +199,29 @@ async def test_reconnects_after_the_connection_drops(api: FakeKubeApi, store: Or
         await follower.stop()
 
 
+async def test_a_reflector_that_fails_unexpectedly_ends_the_watch(
+    api: FakeKubeApi, tmp_path: Path
+) -> None:
+    """Failures of the cluster are retried for ever; anything else is a bug, and a store whose
+    reflector stopped must not go on as if it followed the cluster: the watch raises, naming
+    the reflector. (A kind whose resource type the client cannot use stands in for the bug.)"""
+    client = connect(api.kubeconfig(tmp_path / "kubeconfig"))
+    broken = WatchedKind(api_models.Secret, resource=object(), custom=False)
+    store = OrchStore(client, namespace=NS, kinds=[broken])
+
+    async def first_snapshot() -> Snapshot:
+        async for snapshot in store.watch():
+            return snapshot
+        raise AssertionError("the watch ended without a snapshot")
+
+    try:
+        with pytest.raises(RuntimeError, match="orch: watch secrets \\* stopped") as failure:
+            await asyncio.wait_for(first_snapshot(), timeout=10)
+        assert isinstance(failure.value.__cause__, TypeError)  # not an error of the cluster
+    finally:
+        await client.close()
+
+
 async def test_a_status_only_change_makes_no_new_snapshot(
     api: FakeKubeApi, store: OrchStore
 ) -> None:
@@ -365,7 +391,7 @@ async def test_watch_namespaces_limit_what_is_read(api: FakeKubeApi, tmp_path: P
 
 
 def test_entry_patch_turns_the_stored_entry_into_the_computed_one() -> None:
-    from gw.store.orch_status import entry_patch
+    from gw.orch.status import entry_patch
 
     observed = {
         "state": "Rejected",
@@ -390,7 +416,7 @@ def test_entry_patch_turns_the_stored_entry_into_the_computed_one() -> None:
 async def test_replicas_share_one_webhook_certificate(api: FakeKubeApi, tmp_path: Path) -> None:
     from cryptography import x509
 
-    from gw.store.orch_webhook import ensure_certificate, publish_ca_bundle
+    from gw.orch.webhook import ensure_certificate, publish_ca_bundle
 
     clients = [connect(api.kubeconfig(tmp_path / f"kubeconfig-{i}")) for i in range(2)]
     try:

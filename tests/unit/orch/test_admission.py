@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gw.admission import Validator, refusal, review_response
 from gw.api import ResourceKey, parse_document
 from gw.controlplane import ControlPlane
+from gw.orch.admission import Validator, refusal, review_response
 from gw.snapshot import Snapshot
 from gw.store.status import StatusBook
 from gw.xds.cache import SnapshotCache
@@ -121,7 +121,7 @@ def test_refusal_text_matches_the_established_shape() -> None:
 
 
 def test_review_response_echoes_the_uid() -> None:
-    from gw.admission import Verdict
+    from gw.orch.admission import Verdict
 
     review = {"apiVersion": "admission.k8s.io/v1", "request": {"uid": "1234"}}
     assert review_response(review, Verdict(True)) == {

@@ -28,8 +28,9 @@ from pydantic import ValidationError
 
 from gw.api import ResourceKey
 from gw.api.status import Status
+from gw.orch.client import API_ERRORS, status_code
+from gw.orch.kinds import BY_KIND
 from gw.snapshot import Snapshot
-from gw.store.orch_kinds import BY_KIND, status_code
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
@@ -159,7 +160,7 @@ class StatusWriter:
                 namespace=key.namespace,
                 patch_type=PatchType.MERGE,
             )
-        except Exception as exc:  # noqa: BLE001 (every failure is retried or dropped)
+        except API_ERRORS as exc:  # every failure is retried or dropped
             code = status_code(exc)
             if code == 404:
                 return True  # deleted meanwhile

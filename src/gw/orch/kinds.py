@@ -1,7 +1,7 @@
 """What `OrchStore` watches: each kind gw reads, and the client's resource type for it.
 
 gw's own kinds are custom resources (`gw crds`); Services, Endpoints, Pods and Secrets are the
-orchestrator's. Only this module and the other `store/orch*` modules know the client library.
+orchestrator's.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources import core_v1
 
@@ -47,13 +46,3 @@ WATCHED: tuple[WatchedKind, ...] = (
     WatchedKind(api.Pod, core_v1.Pod, custom=False),
 )
 BY_KIND = {w.model.KIND: w for w in WATCHED}
-
-
-def status_code(exc: BaseException) -> int | None:
-    """The HTTP status an API call failed with (an `ERROR` watch event's code included)."""
-    if isinstance(exc, ApiError):
-        code = exc.status.code
-        return int(code) if code is not None else None
-    # An HTTP error status of the client's HTTP library (whichever it uses).
-    code = getattr(getattr(exc, "response", None), "status_code", None)
-    return code if isinstance(code, int) else None

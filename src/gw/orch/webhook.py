@@ -24,7 +24,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.admissionregistration_v1 import ValidatingWebhookConfiguration
 from lightkube.resources.core_v1 import Secret
 
-from gw.store.orch_kinds import status_code
+from gw.orch.client import API_ERRORS, status_code
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ async def ensure_certificate(
     for _ in range(2):
         try:
             found = await client.get(Secret, secret, namespace=namespace)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) != 404:
                 raise
         else:
@@ -117,10 +117,11 @@ async def ensure_certificate(
         )
         try:
             await client.create(body)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) != 409:
                 raise
-            continue  # another replica created it first: use theirs
+            log.debug("webhook: another replica created Secret %s first: using it", secret)
+            continue
         log.info(
             "webhook: generated the certificate of %s.%s.svc in Secret %s",
             service,
@@ -139,7 +140,7 @@ async def publish_ca_bundle(
     for _ in range(3):
         try:
             found = await client.get(ValidatingWebhookConfiguration, configuration)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) != 404:
                 raise
             log.warning(
@@ -155,9 +156,10 @@ async def publish_ca_bundle(
             hook.clientConfig.caBundle = bundle
         try:
             await client.replace(found)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) != 409:
                 raise
+            log.debug("webhook: %s changed since it was read: again", configuration)
             continue
         log.info("webhook: caBundle of %s updated", configuration)
         return True

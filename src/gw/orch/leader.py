@@ -27,7 +27,7 @@ from lightkube.models.coordination_v1 import LeaseSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.coordination_v1 import Lease
 
-from gw.store.orch_kinds import status_code
+from gw.orch.client import API_ERRORS, status_code
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class LeaderElector:
     async def _round(self) -> None:
         try:
             held = await self._acquire_or_renew()
-        except Exception as exc:  # noqa: BLE001 (API errors: try again next round)
+        except API_ERRORS as exc:  # try again next round
             log.warning("leader election: cannot reach the Lease %s: %s", self.name, exc)
             held = False
         now = time.monotonic()
@@ -110,7 +110,7 @@ class LeaderElector:
     async def _acquire_or_renew(self) -> bool:
         try:
             lease = await self.client.get(Lease, self.name, namespace=self.namespace)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) != 404:
                 raise
             return await self._create()
@@ -149,18 +149,20 @@ class LeaderElector:
         )
         try:
             await self.client.create(lease)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) == 409:
-                return False  # another replica created it first
+                log.debug("leader election: another replica created the Lease %s", self.name)
+                return False
             raise
         return True
 
     async def _replace(self, lease: Lease) -> bool:
         try:
             await self.client.replace(lease)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) == 409:
-                return False  # changed since we read it: someone else renewed or took it
+                log.debug("leader election: the Lease %s changed since it was read", self.name)
+                return False  # someone else renewed or took it
             raise
         return True
 
@@ -175,7 +177,7 @@ class LeaderElector:
             lease.spec.leaseDurationSeconds = 1
             await self.client.replace(lease)
             log.info("leader election: %s released the Lease %s", self.identity, self.name)
-        except Exception as exc:  # noqa: BLE001 (shutting down: it expires anyway)
+        except API_ERRORS as exc:  # shutting down: it expires anyway
             log.warning("leader election: cannot release the Lease %s: %s", self.name, exc)
 
 

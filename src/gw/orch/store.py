@@ -17,8 +17,6 @@ against a half-read cluster. An object that fails gw's validation becomes an `In
 with its key, like a broken file: the resource is `Rejected` and its last accepted version
 keeps serving. A change that only touches an object's status or resourceVersion yields no new
 snapshot (gw's own status writes would otherwise make it translate again).
-
-The client library (lightkube) stays inside `store/orch*.py`.
 """
 
 from __future__ import annotations
@@ -28,30 +26,21 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from lightkube import AsyncClient, KubeConfig
+from lightkube import AsyncClient
 
+from gw import defaults
 from gw.api import ManifestError, Resource, ResourceKey, parse_document
+from gw.orch.client import API_ERRORS, status_code
+from gw.orch.kinds import WATCHED, WatchedKind
+from gw.orch.status import Observed, OrchStatusBook, StatusWriter
 from gw.snapshot import InputError, Snapshot, Source
-from gw.store.orch_kinds import WATCHED, WatchedKind, status_code
-from gw.store.orch_status import Observed, OrchStatusBook, StatusWriter
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
 
 ALL_NAMESPACES = "*"
-
-
-def connect(kubeconfig: Path | None = None, context: str | None = None) -> AsyncClient:
-    """A client for the cluster: from `kubeconfig`, else in-cluster (the pod's service
-    account), else `$KUBECONFIG` or `~/.kube/config`."""
-    if kubeconfig is not None:
-        config = KubeConfig.from_file(kubeconfig)
-    else:
-        config = KubeConfig.from_env()
-    return AsyncClient(config=config.get(context), field_manager="gw", trust_env=False)
 
 
 @dataclass(slots=True)
@@ -75,7 +64,7 @@ class OrchStore:
         self,
         client: AsyncClient,
         *,
-        namespace: str = "gw-system",
+        namespace: str = defaults.NAMESPACE,
         watch_namespaces: Sequence[str] = (),
         kinds: Sequence[WatchedKind] = WATCHED,
         is_leader: Callable[[], bool] = lambda: True,
@@ -101,22 +90,30 @@ class OrchStore:
     # --- the Store interface -------------------------------------------------------------
 
     async def watch(self) -> AsyncIterator[Snapshot]:
-        """Yield a snapshot once everything is listed, then after every batch of changes."""
+        """Yield a snapshot once everything is listed, then after every batch of changes.
+
+        Raises when a reflector or the status writer stops: they retry every failure of the
+        cluster, so one that stopped met a bug, and a store that no longer follows the
+        cluster must say so rather than keep serving what it read last."""
         tasks = [
             asyncio.create_task(self._reflect(kind, scope), name=f"watch {kind.name} {scope}")
             for kind in self.kinds
             for scope in self.scopes
         ]
         tasks.append(asyncio.create_task(self.writer.run(), name="status writer"))
+        for task in tasks:
+            task.add_done_callback(lambda _: self._changed.set())
         try:
             while len(self._synced) < len(self.kinds) * len(self.scopes):
                 await self._changed.wait()
                 self._changed.clear()
+                _raise_if_stopped(tasks)
             log.info("orch: listed %d objects; watching", len(self._objects))
             while True:
                 self._changed.clear()
                 yield self.snapshot()
                 await self._changed.wait()
+                _raise_if_stopped(tasks)
                 await asyncio.sleep(self.BATCH_SECONDS)
         finally:
             for task in tasks:
@@ -164,7 +161,7 @@ class OrchStore:
                     backoff = self.BACKOFF_MIN
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # noqa: BLE001 (any failure: retry, never give up)
+            except API_ERRORS as exc:  # any failure of the cluster: retry, never give up
                 code = status_code(exc)
                 if code == 410:
                     log.info(
@@ -274,6 +271,12 @@ class OrchStore:
         return Snapshot(resources=resources, sources=sources, errors=tuple(errors))
 
 
+def _raise_if_stopped(tasks: Sequence[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            raise RuntimeError(f"orch: {task.get_name()} stopped") from task.exception()
+
+
 def _key(kind: WatchedKind, raw: Mapping[str, Any]) -> ResourceKey:
     meta = raw.get("metadata") or {}
     return ResourceKey(kind.model.KIND, str(meta.get("namespace") or ""), str(meta.get("name")))
@@ -306,7 +309,7 @@ async def configured_watch_namespaces(client: AsyncClient, namespace: str) -> tu
     settings = next(w for w in WATCHED if w.model.KIND == "Settings")
     try:
         found = await client.get(settings.resource, "default", namespace=namespace)
-    except Exception as exc:  # noqa: BLE001 (no Settings, or no CRD yet: watch everything)
+    except API_ERRORS as exc:  # no Settings, no CRD yet, or no answer: watch everything
         log.info("orch: no Settings default in %s (%s): watching all namespaces", namespace, exc)
         return ()
     spec = found.to_dict().get("spec") or {}

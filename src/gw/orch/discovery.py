@@ -1,5 +1,5 @@
-"""Writing resources into the cluster for `gw discovery --orch`: the Upstreams discovery
-generates become custom resources that `kubectl get upstreams` lists.
+"""`gw discovery --orch`: the Upstreams discovery generates become custom resources that
+`kubectl get upstreams` lists.
 
 The rules are those of the folder (`discovered.py`): a generated upstream is created when its
 name is free, replaced while discovery still owns it (unedited since generated) and its
@@ -16,10 +16,14 @@ from typing import Any
 
 from lightkube import AsyncClient
 
+from gw import api
 from gw.api import Resource, ResourceKey
+from gw.discovery.services import discover, owned
+from gw.orch.client import API_ERRORS, status_code
+from gw.orch.kinds import BY_KIND
+from gw.orch.store import OrchStore
 from gw.snapshot import Snapshot
 from gw.store.discovered import Changes
-from gw.store.orch_kinds import BY_KIND, status_code
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +88,7 @@ class OrchWriter:
             else:
                 version = existing.metadata.resource_version
                 await self.client.replace(kind(manifest(resource, version)))
-        except Exception as exc:  # noqa: BLE001 (each object on its own; the next pass retries)
+        except API_ERRORS as exc:  # each object on its own; the next pass retries
             if status_code(exc) in (404, 409):
                 log.info("%s changed meanwhile; judged again on the next pass", key)
             else:
@@ -95,8 +99,28 @@ class OrchWriter:
     async def _delete(self, key: ResourceKey) -> bool:
         try:
             await self.client.delete(BY_KIND[key.kind].resource, key.name, namespace=key.namespace)
-        except Exception as exc:  # noqa: BLE001
-            if status_code(exc) != 404:
+        except API_ERRORS as exc:
+            if status_code(exc) == 404:
+                log.debug("%s is gone already", key)
+            else:
                 log.warning("cannot delete %s: %s", key, exc)
             return False
         return True
+
+
+async def run(client: AsyncClient, namespace: str) -> None:
+    """Keep an Upstream custom resource for every service port.
+
+    It reads Services, Upstreams and Settings from the cluster (never writing statuses: the
+    control plane does) and writes through `OrchWriter`."""
+    kinds = [BY_KIND[k.KIND] for k in (api.Service, api.Upstream, api.Settings)]
+    store = OrchStore(client, namespace=namespace, kinds=kinds, is_leader=lambda: False)
+    writer = OrchWriter(client)
+    log.info("discovery: watching the cluster's services, writing upstreams to %s", namespace)
+    async for snapshot in store.watch():
+        found = discover(snapshot, namespace)
+        changes = await writer.sync(snapshot, found.served, found.stale, owned)
+        for key in changes.written:
+            log.info("discovery: wrote %s", key)
+        for key in changes.removed:
+            log.info("discovery: removed %s (its service port is gone)", key)

@@ -1,5 +1,7 @@
-"""What `gwctl` asks of a cluster, synchronously: objects, the control plane's admin API
-through the API server's service proxy, pod logs, creating resources, and port-forwards.
+"""Clients for the cluster's API server: `connect()` gives the control plane's (asynchronous,
+for watching); `ClusterClient` is what `gwctl` asks of a cluster, synchronously: objects, the
+control plane's admin API through the API server's service proxy, pod logs, creating
+resources, and port-forwards.
 
 The service proxy (`/api/v1/namespaces/<ns>/services/<name>:<port>/proxy/<path>`) reaches the
 control plane's debug server (9091) with nothing to set up. Envoy's admin interface listens
@@ -16,16 +18,46 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lightkube import Client, KubeConfig
+import httpx2
+from lightkube import ApiError, AsyncClient, Client, ConfigError, KubeConfig
 from lightkube.config.client_adapter import Client as HttpClient
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Pod, Secret, Service
 
 from gw.api import kind_for
-from gw.store.orch_kinds import BY_KIND, status_code
+from gw.orch.kinds import BY_KIND
 
 _FORWARDING = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+)")
+
+
+#: What a call to the API server raises when the call fails: an error answer (lightkube's
+#: `ApiError`, or an HTTP error status without a `Status` body), no answer (the connection
+#: failed, broke or timed out: the transport errors of httpx2, lightkube's HTTP library), or
+#: credentials that could not be made (a kubeconfig's token file or `exec` plugin failing:
+#: `ConfigError`). Anything else raised from a call is a bug in gw, not a failure of the cluster.
+API_ERRORS: tuple[type[Exception], ...] = (httpx2.HTTPError, ConfigError)
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status an API call failed with (an `ERROR` watch event's code included);
+    None when the server gave no answer."""
+    if isinstance(exc, ApiError):
+        code = exc.status.code
+        return int(code) if code is not None else None
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return exc.response.status_code
+    return None
+
+
+def connect(kubeconfig: Path | None = None, context: str | None = None) -> AsyncClient:
+    """A client for the cluster: from `kubeconfig`, else in-cluster (the pod's service
+    account), else `$KUBECONFIG` or `~/.kube/config`."""
+    if kubeconfig is not None:
+        config = KubeConfig.from_file(kubeconfig)
+    else:
+        config = KubeConfig.from_env()
+    return AsyncClient(config=config.get(context), field_manager="gw", trust_env=False)
 
 
 class ClusterError(Exception):
@@ -50,7 +82,7 @@ class ClusterClient:
         url = f"/api/v1/namespaces/{namespace}/services/{service}:{port}/proxy/{path.lstrip('/')}"
         try:
             return self._http.get(url)
-        except Exception as exc:  # the HTTP library's errors, whichever it is
+        except API_ERRORS as exc:
             raise ClusterError(f"cannot reach {self.server}: {exc}") from None
 
     def service(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -65,7 +97,7 @@ class ClusterClient:
     def log_lines(self, namespace: str, pod: str, *, follow: bool = False) -> Iterator[str]:
         try:
             yield from self.client.log(pod, namespace=namespace, follow=follow, newlines=False)
-        except Exception as exc:
+        except API_ERRORS as exc:
             raise ClusterError(f"cannot read the log of pod {namespace}/{pod}: {exc}") from None
 
     def create(self, manifest: dict[str, Any]) -> None:
@@ -77,7 +109,7 @@ class ClusterClient:
         resource: Any = kind.from_dict(manifest)
         try:
             self.client.create(resource)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) == 409:
                 meta = manifest["metadata"]
                 raise ClusterError(
@@ -114,7 +146,7 @@ class ClusterClient:
     def _get(self, kind: Any, namespace: str, name: str) -> dict[str, Any] | None:
         try:
             found = self.client.get(kind, name, namespace=namespace)
-        except Exception as exc:
+        except API_ERRORS as exc:
             if status_code(exc) == 404:
                 return None
             raise ClusterError(f"cannot read {name} in {namespace}: {exc}") from None
@@ -125,5 +157,5 @@ class ClusterClient:
         try:
             selector: Any = dict(labels) if labels else None
             return list(self.client.list(kind, namespace=namespace, labels=selector))
-        except Exception as exc:
+        except API_ERRORS as exc:
             raise ClusterError(f"cannot list {kind.__name__} in {namespace}: {exc}") from None
