@@ -241,9 +241,12 @@ def test_version_mismatch_warns_loudly_on_stderr(tmp_path: Path) -> None:
 
 
 def test_shell_completion_script() -> None:
+    # Typer detects the user's shell from the parent processes unless told to take the one
+    # named on the command line; a test run's parents need not include a shell it knows.
+    env = dict(gw_env(Path("/nonexistent")), _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
     result = subprocess.run(
         [sys.executable, "-m", "gw.cli.gwctl", "--show-completion", "bash"],
-        env=gw_env(Path("/nonexistent")),
+        env=env,
         capture_output=True,
         text=True,
     )
