@@ -20,8 +20,9 @@ from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
-from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.passes import build_proxy
 from gw.translator.gateway.placement import PROXY_KIND
 from gw.translator.options import Options
 from gw.translator.refs import Edge
@@ -78,11 +79,9 @@ def translate(
     *,
     cache: TranslationCache | None = None,
 ) -> Result:
-    reports = Reports()
     cache = cache or TranslationCache()
-    proxies, accepted, references, hosts = build_proxy(
-        snapshot, options, reports, previous or {}, cache.hosts
-    )
+    built = build_proxy(snapshot, options, previous or {}, cache.hosts)
+    proxies, reports = built.proxies, built.reports
     protos = VirtualHostProtos(cache.protos)
     served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
     landed = _landed(proxies)
@@ -90,10 +89,10 @@ def translate(
         proxies=proxies,
         served=served,
         reports=reports,
-        statuses=_statuses(snapshot, reports, accepted, landed),
-        accepted=accepted,
-        references=references,
-        cache=TranslationCache(hosts=hosts, protos=protos),
+        statuses=_statuses(snapshot, reports, built.accepted, landed),
+        accepted=built.accepted,
+        references=built.references,
+        cache=TranslationCache(hosts=built.cache, protos=protos),
         extauth=Xds(build_extauth_resources(proxies[0])),
         ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={

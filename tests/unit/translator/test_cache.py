@@ -110,3 +110,47 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
     (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
     third = translate(store.scan(), OPTIONS, second.accepted, cache=second.cache)
     assert host(third, "b") is not host(second, "b")
+
+
+DELEGATING = """
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: shop, namespace: default}
+spec:
+  virtualHost:
+    domains: [shop.test]
+    routes:
+      - matchers: [{prefix: /api}]
+        delegateAction: {ref: {name: api}}
+---
+apiVersion: gateway.vendor.io/v1
+kind: RouteTable
+metadata: {name: api, namespace: default}
+spec:
+  routes:
+    - matchers: [{prefix: /other}]
+      directResponseAction: {status: 200, body: other}
+    - matchers: [{prefix: /api/ok}]
+      directResponseAction: {status: 200, body: ok}
+"""
+
+
+def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:
+    """Building a host hands back its findings on the route tables too, so a host that
+    delegates is reused like any other, and the table's status stays what it was."""
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "shop.yaml").write_text(DELEGATING)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a2.test", target="up"))
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    shop = ResourceKey("VirtualService", "default", "shop")
+    table = ResourceKey("RouteTable", "default", "api")
+    assert first.cache.hosts is not None and second.cache.hosts is not None
+    assert second.cache.hosts.hosts[shop] is first.cache.hosts.hosts[shop]
+    assert [str(f) for f in second.reports.of(table).warnings] == [
+        "spec.routes[0].matchers[0]: invalid route: route table matchers must begin with the "
+        "prefix of their parent route's matcher: required prefix: /api, prefix: /other"
+    ]
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)

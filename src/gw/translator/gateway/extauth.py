@@ -7,24 +7,25 @@
   routes do (SPEC.md: a catch-all `/` also catches them; a host whose routes miss them, or
   that switches auth off on `/`, must still complete logins).
 - Settings `extauth.extauthzServerRef` names the server's Upstream; a host that uses
-  extauth without it is rejected (fail closed).
+  extauth without it is rejected (fail closed). `SERVER` is this server's kind for
+  `servers.py`, which does that for every server alike.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from gw import api
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
 from gw.api.extauth import ExtAuthExtension
-from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, flow_paths
+from gw.translator.gateway.servers import ServerKind
 from gw.translator.gateway.upstreams import cluster_name
-from gw.translator.options import Options
 from gw.translator.refs import Refs
-from gw.translator.reports import Reports, ResourceReport
+from gw.translator.reports import ResourceReport
 
-SETTINGS_NAME = "default"
 SERVER_FIELD = "spec.extauth.extauthzServerRef"
 #: What the flow routes answer if a request ever got past the extauth server (it never
 #: lets callback or logout requests through; with `failureModeAllow` a down server would).
@@ -115,66 +116,40 @@ class ExtAuthResolver:
 
 
 def build_extauth_server(
-    snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
-) -> tuple[ir.ExtAuthServer | None, ResourceKey | None]:
-    """The server Settings name, and the key of those Settings (None, None without)."""
-    for settings in snapshot.of_kind(api.Settings):
-        meta = settings.metadata
-        if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
-            continue
-        extauth = settings.spec.extauth
-        if extauth is None or extauth.extauthz_server_ref is None:
-            return None, settings.key
-        report = reports.of(settings.key)
-        ref = extauth.extauthz_server_ref
-        key = refs.key(api.Upstream, ref, settings.key)
-        if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
-            report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
-        status = extauth.status_on_error
-        if status is not None and status not in _ERROR_CODES:
-            report.error(
-                "spec.extauth.statusOnError",
-                f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
-            )
-            status = None
-        if extauth.failure_mode_allow:
-            report.warning(
-                "spec.extauth.failureModeAllow",
-                "requests pass unauthenticated whenever the extauth server fails",
-            )
-        server = ir.ExtAuthServer(
-            cluster=cluster_name(key.name, key.namespace),
-            timeout_ms=max(1, int(duration_ms(extauth.request_timeout))),
-            failure_mode_allow=extauth.failure_mode_allow,
-            status_on_error=status,
+    settings: api.Settings, refs: Refs, report: ResourceReport
+) -> ir.ExtAuthServer | None:
+    """The server the Settings' `extauth` block names (None without one)."""
+    extauth = settings.spec.extauth
+    if extauth is None or extauth.extauthz_server_ref is None:
+        return None
+    ref = extauth.extauthz_server_ref
+    key = refs.key(api.Upstream, ref, settings.key)
+    if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
+        report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
+    status = extauth.status_on_error
+    if status is not None and status not in _ERROR_CODES:
+        report.error(
+            "spec.extauth.statusOnError",
+            f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
         )
-        return server, settings.key
-    return None, None
+        status = None
+    if extauth.failure_mode_allow:
+        report.warning(
+            "spec.extauth.failureModeAllow",
+            "requests pass unauthenticated whenever the extauth server fails",
+        )
+    return ir.ExtAuthServer(
+        cluster=cluster_name(key.name, key.namespace),
+        timeout_ms=max(1, int(duration_ms(extauth.request_timeout))),
+        failure_mode_allow=extauth.failure_mode_allow,
+        status_on_error=status,
+    )
 
 
-def check_extauth_server(
-    snapshot: Snapshot,
-    server: ir.ExtAuthServer | None,
-    settings: ResourceKey | None,
-    refs: Refs,
-    reports: Reports,
-) -> None:
-    """Reject virtual services that use extauth when no server is configured, and tie
-    the others to the Settings (rejected Settings reject them too)."""
-    for vs in snapshot.of_kind(api.VirtualService):
-        for field in _extauth_fields(vs):
-            if server is None:
-                where = (
-                    f"Settings {settings.namespace}.{settings.name}"
-                    if settings
-                    else ("the Settings resource (gw-system.default)")
-                )
-                reports.of(vs.key).error(
-                    field,
-                    f"no extauth server reference configured: set {SERVER_FIELD} in {where}",
-                )
-            elif settings is not None:
-                refs.link(vs.key, field, settings)
+def attach_extauth_server(vhost: ir.VirtualHost, server: ir.ExtAuthServer | None) -> ir.VirtualHost:
+    if not vhost.uses_extauth or vhost.extauth_server == server:
+        return vhost
+    return dataclasses.replace(vhost, extauth_server=server)
 
 
 def _extauth_fields(vs: api.VirtualService) -> list[str]:
@@ -189,3 +164,12 @@ def _extauth_fields(vs: api.VirtualService) -> list[str]:
         if route.options and route.options.extauth and route.options.extauth.config_ref:
             out.append(f"spec.virtualHost.routes[{i}].options.extauth.configRef")
     return out
+
+
+SERVER = ServerKind(
+    field=SERVER_FIELD,
+    missing="no extauth server reference configured",
+    build=build_extauth_server,
+    needs=_extauth_fields,
+    attach=attach_extauth_server,
+)

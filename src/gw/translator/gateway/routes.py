@@ -20,7 +20,7 @@ from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.matchers import build_match
-from gw.translator.gateway.optionrefs import merge_over, route_options
+from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
@@ -85,8 +85,9 @@ class RouteBuilder:
 
     def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
         field = f"{self.prefix}[{index}]"
-        own = route_options(
+        own = merge_option_refs(
             route.options,
+            api.RouteOption,
             route.options_config_refs,
             referrer=self.owner,
             field=f"{field}.optionsConfigRefs",

@@ -1,0 +1,110 @@
+"""gw's own gRPC servers that virtual hosts call (the extauth server, the rate-limit server),
+as the Settings name them: one mechanism for every kind.
+
+A kind (`extauth.SERVER`, `ratelimit.SERVER`, listed in `passes.SERVERS`) says which
+Settings field names its Upstream and how the rest of its block reads, which fields of a
+VirtualService send requests to it, and how an IR virtual host that uses it is pointed at
+it. Stage 1 then, for every kind alike:
+
+- resolves the servers before anything uses them (`resolve_servers`): findings on the
+  Settings, an edge Settings → Upstream;
+- rejects a VirtualService that needs a server the Settings do not name (fail closed: no
+  silent "unauthenticated" or "unlimited"), and ties the others to the Settings, so that
+  rejected Settings reject them too (`check_server_use`);
+- attaches the servers to the hosts that use them, and makes their clusters HTTP/2 (gRPC),
+  once, while the Proxy is assembled (`Servers.attach`, `Servers.clusters`). Hosts kept
+  from a rejected resource's last accepted version get the servers as they are now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from gw import api
+from gw.api import ResourceKey
+from gw.translator import ir
+from gw.translator.refs import Refs
+from gw.translator.reports import Reports, ResourceReport
+
+
+class GrpcServer(Protocol):
+    """What every server's IR has: the cluster requests go to (None: none named)."""
+
+    @property
+    def cluster(self) -> str | None: ...
+
+
+S = TypeVar("S", bound=GrpcServer)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerKind(Generic[S]):
+    #: The Settings field naming the server's Upstream.
+    field: str
+    #: What a VirtualService that needs the server is told when none is named.
+    missing: str
+    #: The server from the Settings (None when they have no block for it); findings on
+    #: `report` (the Settings'), references resolved through `refs`.
+    build: Callable[[api.Settings, Refs, ResourceReport], S | None]
+    #: The fields of a VirtualService that send requests to the server.
+    needs: Callable[[api.VirtualService], list[str]]
+    #: The host pointed at the server, when it uses it (the same object otherwise).
+    attach: Callable[[ir.VirtualHost, S | None], ir.VirtualHost]
+
+
+@dataclass(frozen=True, slots=True)
+class Servers:
+    """Each kind's server, resolved; and the Settings that named them (None without)."""
+
+    settings: ResourceKey | None = None
+    resolved: tuple[tuple[ServerKind[Any], GrpcServer | None], ...] = ()
+
+    def attach(self, vhost: ir.VirtualHost) -> ir.VirtualHost:
+        for kind, server in self.resolved:
+            vhost = kind.attach(vhost, server)
+        return vhost
+
+    def clusters(self) -> frozenset[str]:
+        """The clusters of the servers: they speak gRPC, so HTTP/2 whatever the Upstream says."""
+        return frozenset(s.cluster for _, s in self.resolved if s is not None and s.cluster)
+
+
+def resolve_servers(
+    kinds: tuple[ServerKind[Any], ...],
+    settings: api.Settings | None,
+    refs: Refs,
+    reports: Reports,
+) -> Servers:
+    if settings is None:
+        return Servers(resolved=tuple((kind, None) for kind in kinds))
+    report = reports.of(settings.key)
+    return Servers(
+        settings=settings.key,
+        resolved=tuple((kind, kind.build(settings, refs, report)) for kind in kinds),
+    )
+
+
+def check_server_use(
+    servers: Servers,
+    virtual_services: list[api.VirtualService],
+    refs: Refs,
+    reports: Reports,
+    settings_name: ResourceKey,
+) -> None:
+    """Reject the VirtualServices that need a server no Settings name; tie the others to
+    the Settings. `settings_name` is the Settings that would be read."""
+    settings = servers.settings
+    where = (
+        f"Settings {settings.namespace}.{settings.name}"
+        if settings is not None
+        else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
+    )
+    for kind, server in servers.resolved:
+        for vs in virtual_services:
+            for field in kind.needs(vs):
+                if server is None or server.cluster is None:
+                    reports.of(vs.key).error(field, f"{kind.missing}: set {kind.field} in {where}")
+                elif settings is not None:
+                    refs.link(vs.key, field, settings)
