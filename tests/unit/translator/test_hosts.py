@@ -14,7 +14,8 @@ from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
 from gw.translator.reports import Finding, Reports
 
-MANIFESTS = """
+#: A VirtualService delegating to a route table, whose routes give a warning each.
+DELEGATING = """
 apiVersion: gateway.vendor.io/v1
 kind: VirtualService
 metadata: {name: shop, namespace: default}
@@ -30,13 +31,15 @@ kind: RouteTable
 metadata: {name: api, namespace: default}
 spec:
   routes:
+    - matchers: [{prefix: /other}]
+      directResponseAction: {status: 200, body: other}
     - matchers: [{prefix: /api}]
       routeAction: {single: {upstream: {name: missing}}}
 """
 
 
 def test_build_host_returns_findings_and_edges_and_writes_nothing(tmp_path: Path) -> None:
-    (tmp_path / "shop.yaml").write_text(MANIFESTS)
+    (tmp_path / "shop.yaml").write_text(DELEGATING)
     snapshot = DirectoryStore(tmp_path).scan()
     refs, reports = Refs(snapshot.resources, set()), Reports()
     (vs,) = snapshot.of_kind(api.VirtualService)
@@ -49,7 +52,7 @@ def test_build_host_returns_findings_and_edges_and_writes_nothing(tmp_path: Path
     upstream = ResourceKey("Upstream", "default", "missing")
     assert built.edges == (
         Edge(shop, "spec.virtualHost.routes[0].delegateAction.ref", table),
-        Edge(table, "spec.routes[0].routeAction.single.upstream", upstream),
+        Edge(table, "spec.routes[1].routeAction.single.upstream", upstream),
     )
     missing = (
         "Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream { default.missing } "
@@ -57,13 +60,20 @@ def test_build_host_returns_findings_and_edges_and_writes_nothing(tmp_path: Path
     )
     findings = {key: (errors, warnings) for key, errors, warnings in built.findings}
     assert set(findings) == {shop, table}
-    assert findings[table][0] == ()
-    assert [f.field for f in findings[table][1]] == ["spec.routes[0].routeAction.single.upstream"]
-    assert findings[table][1][0].message.startswith(missing)
-    (relayed,) = findings[shop][1]
-    assert relayed == Finding(
-        "spec.virtualHost.routes[0].delegateAction",
-        f"on sub route table default.api: {findings[table][1][0]}",
+    errors, warnings = findings[table]
+    assert errors == () and [f.field for f in warnings] == [
+        "spec.routes[0].matchers[0]",
+        "spec.routes[1].routeAction.single.upstream",
+    ]
+    assert warnings[1].message.startswith(missing)
+    assert findings[shop] == (
+        (),
+        tuple(
+            Finding(
+                "spec.virtualHost.routes[0].delegateAction", f"on sub route table default.api: {w}"
+            )
+            for w in warnings
+        ),
     )
     assert built.contribution is not None
     ((role, vhost),) = built.contribution.virtual_hosts
