@@ -36,6 +36,10 @@ PROXY_BIND = "::"
 XDS_ADDRESS = f"{LOOPBACK}:{XDS_PORT}"
 #: The Redis the rate-limit server counts in.
 REDIS = f"{LOOPBACK}:6379"
+#: The Upstreams (in NAMESPACE) by which `gw up` declares its extauth and rate-limit
+#: servers, as the established gateway's install names them.
+EXTAUTH_UPSTREAM = "extauth"
+RATELIMIT_UPSTREAM = "rate-limit"
 
 LOG_LEVEL = "info"
 #: Leader election's Lease duration, in seconds (renewal and retry scale with it).

@@ -26,7 +26,7 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
-from gw.translator.options import Options
+from gw.translator.options import InstalledServer, Options
 from gw.xds.component import Placement
 
 
@@ -59,7 +59,12 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     """Serve until SIGINT/SIGTERM; raises `lifecycle.Failure` when a component cannot start
     or stops on its own (everything started is stopped first)."""
     translate_options = Options(
-        bind_address=options.bind, http_port=options.http_port, https_port=options.https_port
+        bind_address=options.bind,
+        http_port=options.http_port,
+        https_port=options.https_port,
+        # Declared to the translator as the Upstreams `extauth` and `rate-limit`.
+        extauth_server=_installed(options.bind, options.extauth_port),
+        ratelimit_server=_installed(options.bind, options.ratelimit_port),
     )
     envoy = _envoy(options)
     plane = controlplane_servers(
@@ -119,6 +124,13 @@ def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Se
         config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
         servers.append(AsgiServer("echo", config))
     return servers
+
+
+def _installed(bind: str, port: int | None) -> InstalledServer | None:
+    """Where Envoy reaches a server this process runs (on every address: loopback)."""
+    if port is None:
+        return None
+    return InstalledServer(defaults.LOOPBACK if bind in ("0.0.0.0", "::") else bind, port)
 
 
 def _print_banner(options: UpOptions, out: TextIO) -> None:

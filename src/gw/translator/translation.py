@@ -60,6 +60,9 @@ class Result:
     ratelimit: Xds = field(default_factory=lambda: Xds({}))
     #: The status of each Proxy (kept apart: Proxies are outputs, the store never sees them).
     proxy_statuses: Mapping[str, Status] = field(default_factory=dict)
+    #: Resources the install declared and translated like the user's (`gw up`'s own
+    #: servers' Upstreams); they have no status.
+    declared: frozenset[ResourceKey] = frozenset()
 
     @property
     def proxy(self) -> ir.Proxy:
@@ -98,6 +101,7 @@ def translate(
         proxy_statuses={
             p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
         },
+        declared=built.declared,
     )
 
 

@@ -13,7 +13,7 @@ from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator.options import Options
 from gw.translator.translation import Result, translate
-from tests.golden.test_golden import CASES, GOLDEN_NOW
+from tests.golden.test_golden import ALL_CASES, GOLDEN_NOW, case_id, options_for
 from tests.unit.translator.test_hosts import DELEGATING
 
 OPTIONS = Options(now=GOLDEN_NOW)
@@ -33,13 +33,14 @@ def same_output(one: Result, two: Result) -> None:
     assert one.references == two.references
 
 
-@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+@pytest.mark.parametrize("case", ALL_CASES, ids=case_id)
 def test_warm_cache_gives_the_cold_output(case: Path, tmp_path: Path) -> None:
     shutil.copy(case, tmp_path / case.name)
-    snapshot = ServiceDiscovery(OPTIONS.namespace)(DirectoryStore(tmp_path).scan())
-    cold = translate(snapshot, OPTIONS)
-    warm = translate(snapshot, OPTIONS, cold.accepted, cache=cold.cache)
-    same_output(translate(snapshot, OPTIONS, cold.accepted), warm)
+    options = options_for(case)
+    snapshot = ServiceDiscovery(options.namespace)(DirectoryStore(tmp_path).scan())
+    cold = translate(snapshot, options)
+    warm = translate(snapshot, options, cold.accepted, cache=cold.cache)
+    same_output(translate(snapshot, options, cold.accepted), warm)
 
 
 VS = """

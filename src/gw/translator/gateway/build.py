@@ -22,6 +22,7 @@ from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.install import declared_upstreams
 from gw.translator.gateway.servers import Servers
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
@@ -40,6 +41,8 @@ class BuildResult:
     reports: Reports
     #: The hosts the next translation may reuse.
     cache: HostCache
+    #: Resources the install declared (`install.py`): translated, but not the user's.
+    declared: frozenset[ResourceKey] = frozenset()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -54,12 +57,16 @@ class Build:
     cache: HostCache | None
     #: Resources whose current manifest does not parse.
     broken: frozenset[ResourceKey]
+    #: Resources the install declared (in `snapshot`, which holds them as the user's).
+    declared: frozenset[ResourceKey]
     reports: Reports
     refs: Refs
 
     # What the passes make, in pass order (the pass that fills each is named).
-    #: `read_settings`: the Settings that are read.
+    #: `read_settings`: the Settings that are read (the user's over the install's), and
+    #: the key of the user's (None without).
     settings: api.Settings | None = None
+    settings_key: ResourceKey | None = None
     #: `resolve_servers`: gw's own servers, as the Settings name them.
     servers: Servers = field(default_factory=Servers)
     #: `choose_gateways`: the listeners served.
@@ -95,12 +102,16 @@ class Build:
         broken = frozenset(
             e.key for e in snapshot.errors if e.key is not None and e.key not in snapshot.resources
         )
+        declared = declared_upstreams(options, snapshot.resources.keys() | broken)
+        if declared:  # the install's own Upstreams, read as if they were the user's
+            snapshot = snapshot.with_resources(declared)
         return cls(
             snapshot=snapshot,
             options=options,
             previous=previous,
             cache=cache,
             broken=broken,
+            declared=frozenset(declared),
             reports=Reports(),
             refs=Refs(snapshot.resources, set(broken)),
         )
@@ -125,4 +136,5 @@ class Build:
             references=tuple(self.refs.edges),
             reports=self.reports,
             cache=self.host_cache,
+            declared=self.declared,
         )

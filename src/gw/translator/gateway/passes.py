@@ -21,7 +21,15 @@ from typing import Any
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
-from gw.translator.gateway import extauth, gateways, placement, ratelimit, tls, virtualhosts
+from gw.translator.gateway import (
+    extauth,
+    gateways,
+    install,
+    placement,
+    ratelimit,
+    tls,
+    virtualhosts,
+)
 from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.build import Build, BuildResult
 from gw.translator.gateway.contribution import Contribution
@@ -38,8 +46,6 @@ from gw.translator.options import Options
 from gw.translator.refs import propagate_rejections
 
 Pass = Callable[[Build], None]
-
-SETTINGS_NAME = "default"
 
 #: gw's own servers that virtual hosts call, each attached by `servers.py`'s one mechanism.
 SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER)
@@ -74,22 +80,16 @@ def report_input_errors(build: Build) -> None:
 
 
 def read_settings(build: Build) -> None:
-    """The one Settings read is `<namespace>.default`; any other says it is ignored."""
-    namespace = build.options.namespace
-    for settings in build.snapshot.of_kind(api.Settings):
-        meta = settings.metadata
-        if (meta.namespace, meta.name) != (namespace, SETTINGS_NAME):
-            build.reports.of(settings.key).warning(
-                "metadata",
-                f"only Settings {namespace}.{SETTINGS_NAME} is read; this one is ignored",
-            )
-        else:
-            build.reports.of(settings.key)  # Accepted
-            build.settings = settings
+    """The Settings read: the user's `<namespace>.default` over the install's."""
+    build.settings, build.settings_key = install.read_settings(
+        build.snapshot, build.options, build.reports
+    )
 
 
 def resolve_server_refs(build: Build) -> None:
-    build.servers = resolve_servers(SERVERS, build.settings, build.refs, build.reports)
+    build.servers = resolve_servers(
+        SERVERS, build.settings, build.settings_key, build.refs, build.reports
+    )
 
 
 def build_gateway_listeners(build: Build) -> None:
@@ -153,7 +153,7 @@ def check_sni_conflicts(build: Build) -> None:
 
 
 def check_server_users(build: Build) -> None:
-    settings = ResourceKey(api.Settings.KIND, build.options.namespace, SETTINGS_NAME)
+    settings = ResourceKey(api.Settings.KIND, build.options.namespace, install.SETTINGS_NAME)
     virtual_services = build.snapshot.of_kind(api.VirtualService)
     check_server_use(build.servers, virtual_services, build.refs, build.reports, settings)
 
@@ -190,7 +190,7 @@ def split_proxies(build: Build) -> None:
 
 PASSES: tuple[Pass, ...] = (
     report_input_errors,  # manifests that do not parse: their resources are rejected
-    read_settings,  # the Settings read
+    read_settings,  # the Settings read: the user's over the install's
     resolve_server_refs,  # the extauth and rate-limit servers the Settings name
     build_gateway_listeners,  # Gateways → listeners
     choose_gateways,  # each as built or as last accepted; port clashes

@@ -55,35 +55,56 @@ class ServerKind(Generic[S]):
 
 
 @dataclass(frozen=True, slots=True)
+class Resolved:
+    """One kind's server as the Settings name it (None: they name none), and the
+    Upstreams its reference resolved to."""
+
+    kind: ServerKind[Any]
+    server: GrpcServer | None = None
+    upstreams: tuple[ResourceKey, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Servers:
-    """Each kind's server, resolved; and the Settings that named them (None without)."""
+    """Each kind's server, resolved; and the user's Settings that named them (None when
+    there are none: the install's alone, or no Settings at all)."""
 
     settings: ResourceKey | None = None
-    resolved: tuple[tuple[ServerKind[Any], GrpcServer | None], ...] = ()
+    resolved: tuple[Resolved, ...] = ()
 
     def attach(self, vhost: ir.VirtualHost) -> ir.VirtualHost:
-        for kind, server in self.resolved:
-            vhost = kind.attach(vhost, server)
+        for r in self.resolved:
+            vhost = r.kind.attach(vhost, r.server)
         return vhost
 
     def clusters(self) -> frozenset[str]:
         """The clusters of the servers: they speak gRPC, so HTTP/2 whatever the Upstream says."""
-        return frozenset(s.cluster for _, s in self.resolved if s is not None and s.cluster)
+        return frozenset(
+            r.server.cluster for r in self.resolved if r.server is not None and r.server.cluster
+        )
 
 
 def resolve_servers(
     kinds: tuple[ServerKind[Any], ...],
     settings: api.Settings | None,
+    user_settings: ResourceKey | None,
     refs: Refs,
     reports: Reports,
 ) -> Servers:
+    """Each kind's server from `settings` (the Settings read). Findings and references go
+    to the user's Settings; the install's own are gw's to get right, and a host that uses
+    their servers is tied to the Upstreams directly (`check_server_use`)."""
     if settings is None:
-        return Servers(resolved=tuple((kind, None) for kind in kinds))
-    report = reports.of(settings.key)
-    return Servers(
-        settings=settings.key,
-        resolved=tuple((kind, kind.build(settings, refs, report)) for kind in kinds),
-    )
+        return Servers(resolved=tuple(Resolved(kind) for kind in kinds))
+    report = reports.of(user_settings) if user_settings is not None else ResourceReport()
+    resolved = []
+    for kind in kinds:
+        scoped = refs.scope()
+        server = kind.build(settings, scoped, report)
+        if user_settings is not None:
+            refs.add(scoped.edges)
+        resolved.append(Resolved(kind, server, tuple(e.referent for e in scoped.edges)))
+    return Servers(settings=user_settings, resolved=tuple(resolved))
 
 
 def check_server_use(
@@ -94,17 +115,22 @@ def check_server_use(
     settings_name: ResourceKey,
 ) -> None:
     """Reject the VirtualServices that need a server no Settings name; tie the others to
-    the Settings. `settings_name` is the Settings that would be read."""
+    the user's Settings, or (with the install's alone) to the server's Upstream, so that a
+    rejected one rejects them. `settings_name` is the Settings that would be read."""
     settings = servers.settings
     where = (
         f"Settings {settings.namespace}.{settings.name}"
         if settings is not None
         else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
     )
-    for kind, server in servers.resolved:
+    for r in servers.resolved:
         for vs in virtual_services:
-            for field in kind.needs(vs):
-                if server is None or server.cluster is None:
-                    reports.of(vs.key).error(field, f"{kind.missing}: set {kind.field} in {where}")
+            for field in r.kind.needs(vs):
+                if r.server is None or r.server.cluster is None:
+                    message = f"{r.kind.missing}: set {r.kind.field} in {where}"
+                    reports.of(vs.key).error(field, message)
                 elif settings is not None:
                     refs.link(vs.key, field, settings)
+                else:
+                    for upstream in r.upstreams:
+                        refs.link(vs.key, field, upstream)
