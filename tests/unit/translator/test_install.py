@@ -12,6 +12,7 @@ from gw.store.directory import DirectoryStore
 from gw.translator.gateway.install import declared_upstreams, install_settings, merge_under
 from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, Options
 from gw.translator.translation import translate
+from tests.golden.test_golden import UP_CASES
 
 UP = Options(extauth_server=UP_EXTAUTH, ratelimit_server=UP_RATELIMIT)
 EXTAUTH = ResourceKey("Upstream", "gw-system", "extauth")
@@ -65,40 +66,14 @@ def test_what_the_user_sets_wins() -> None:
     assert merge_under(settings({"extauth": None}).spec, installed.spec).extauth is None
 
 
-PROTECTED = """
-apiVersion: v1
-kind: Secret
-metadata: {name: oauth, namespace: default}
-type: extauth.vendor.io/oauth
-stringData: {client-secret: s3cr3t}
----
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {name: oidc, namespace: default}
-spec:
-  configs:
-    - oauth2:
-        oidcAuthorizationCode:
-          appUrl: https://app.example.com
-          callbackPath: /callback
-          clientId: app
-          clientSecretRef: {name: oauth}
-          issuerUrl: https://idp.example.com
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {name: app, namespace: default}
-spec:
-  virtualHost:
-    options: {extauth: {configRef: {name: oidc}}}
-    routes: [{matchers: [{prefix: /}], directResponseAction: {status: 200}}]
-"""
+#: A host guarded by extauth, with no Settings and no extauth Upstream.
+PROTECTED = UP_CASES / "extauth-builtin-no-settings.in.yaml"
 
 
 def test_an_unreadable_user_upstream_holds_the_name_and_fails_the_hosts(tmp_path: Path) -> None:
     """A manifest for `gw-system.extauth` that does not parse is still the user's: gw up's
     own is not declared in its place, and hosts that need the server are rejected."""
-    (tmp_path / "app.yaml").write_text(PROTECTED)
+    (tmp_path / "app.yaml").write_text(PROTECTED.read_text())
     (tmp_path / "extauth.yaml").write_text(
         "apiVersion: gw.vendor.io/v1\nkind: Upstream\n"
         "metadata: {name: extauth, namespace: gw-system}\nspec: {statik: {}}\n"

@@ -49,6 +49,7 @@ class BuildResult:
 class Build:
     """The inputs of one stage-1 build and, field by field, what its passes have made."""
 
+    #: The resources read, with the ones the install declares (`install.py`).
     snapshot: Snapshot
     options: Options
     #: Each resource's last accepted contribution, served while it is rejected.
@@ -57,7 +58,7 @@ class Build:
     cache: HostCache | None
     #: Resources whose current manifest does not parse.
     broken: frozenset[ResourceKey]
-    #: Resources the install declared (in `snapshot`, which holds them as the user's).
+    #: The keys of the resources the install declared.
     declared: frozenset[ResourceKey]
     reports: Reports
     refs: Refs
@@ -67,25 +68,24 @@ class Build:
     #: the key of the user's (None without).
     settings: api.Settings | None = None
     settings_key: ResourceKey | None = None
-    #: `resolve_servers`: gw's own servers, as the Settings name them.
+    #: `resolve_server_refs`: gw's own servers, as the Settings name them.
     servers: Servers = field(default_factory=Servers)
     #: `choose_gateways`: the listeners served.
     gateways: tuple[GatewayListener, ...] = ()
-    #: The fresh contribution of every resource but the VirtualServices.
+    #: The fresh contribution of every resource but the VirtualServices (Gateways,
+    #: Upstreams, AuthConfigs, RateLimitConfigs).
     built: dict[ResourceKey, Contribution] = field(default_factory=dict)
     #: `build_virtual_services`: each VirtualService's, on the built-in listeners; placed
     #: on the gateways' by `place_virtual_hosts`.
     hosts: dict[ResourceKey, Contribution] = field(default_factory=dict)
     #: `build_virtual_services`: the hosts the next translation may reuse.
     host_cache: HostCache | None = None
-    #: `check_domain_conflicts`: (listener role, domain) claimed by more than one host.
-    domain_conflicts: tuple[tuple[ListenerRole, str], ...] = ()
-    #: `choose_contributions`: each resource's contribution as served, fresh or last
-    #: accepted, and which of them are fresh.
+    #: `choose`: each resource's contribution as served, fresh or last accepted, and
+    #: which of them are fresh.
     accepted: dict[ResourceKey, Contribution] = field(default_factory=dict)
     fresh: frozenset[ResourceKey] = frozenset()
-    #: `assemble`: every cluster, secret and config served (one Proxy without listeners),
-    #: and the virtual hosts by the listener role they are placed on.
+    #: `assemble_proxy`: every cluster, secret and config served (one Proxy without
+    #: listeners), and the virtual hosts by the listener role they are placed on.
     whole: ir.Proxy | None = None
     by_role: dict[ListenerRole, list[ir.VirtualHost]] = field(default_factory=dict)
     #: `split_proxies`: one Proxy per proxy name, the default one first.
