@@ -7,10 +7,11 @@ VirtualService send requests to it, and how an IR virtual host that uses it is p
 it. Stage 1 then, for every kind alike:
 
 - resolves the servers before anything uses them (`resolve_servers`): findings on the
-  Settings, an edge Settings → Upstream;
+  user's Settings, an edge Settings → Upstream;
 - rejects a VirtualService that needs a server the Settings do not name (fail closed: no
-  silent "unauthenticated" or "unlimited"), and ties the others to the Settings, so that
-  rejected Settings reject them too (`check_server_use`);
+  silent "unauthenticated" or "unlimited"), and ties the others to the user's Settings
+  (with the install's alone, `install.py`, to the server's Upstream), so that what is
+  rejected there rejects them too (`check_server_use`);
 - attaches the servers to the hosts that use them, and makes their clusters HTTP/2 (gRPC),
   once, while the Proxy is assembled (`Servers.attach`, `Servers.clusters`). Hosts kept
   from a rejected resource's last accepted version get the servers as they are now.
