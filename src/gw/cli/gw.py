@@ -402,6 +402,75 @@ async def _serve_one(build: Callable[[], Server]) -> None:
     await lifecycle.serve([build()])
 
 
+ProxyNames = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--proxy",
+        help=f"A proxy to issue a certificate for (repeatable; default {defaults.PROXY_NAME}).",
+    ),
+]
+
+
+@app.command()
+def certgen(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write into this folder: ca/ (the CA) and a folder per party.", file_okay=False
+        ),
+    ] = None,
+    orch: Annotated[
+        bool, typer.Option("--orch", help="Write into the Secrets gw-xds-* of the namespace.")
+    ] = False,
+    kubeconfig: Kubeconfig = None,
+    namespace: GatewayNamespace = defaults.NAMESPACE,
+    proxy: ProxyNames = None,
+    rotate_ca: Annotated[
+        bool, typer.Option(help="Make a new CA (the previous one stays trusted until it expires).")
+    ] = False,
+    validity_days: Annotated[int, typer.Option(help="Days the certificates are valid.")] = 365,
+    log_level: LogLevel = defaults.LOG_LEVEL,
+) -> None:
+    """Issue the certificates of mutual TLS on xDS: the control plane's (controlplane), and
+    a client certificate for extauth, ratelimit and each proxy, naming its role; each party
+    gets ca.crt, tls.crt and tls.key. Run again to rotate them: the CA is kept, so old and
+    new certificates work together while the new ones spread."""
+    import datetime
+
+    from gw import certgen as certificates
+
+    if (out is None) == (not orch):
+        raise typer.BadParameter("give either --out FOLDER or --orch")
+    configure_logging(log_level)
+    proxies = tuple(proxy or (defaults.PROXY_NAME,))
+    validity = datetime.timedelta(days=validity_days)
+    try:
+        certificates.parties(namespace, proxies)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if out is not None:
+        written = certificates.issue_folder(
+            out, namespace, proxies, rotate_ca=rotate_ca, validity=validity
+        )
+        typer.echo("\n".join(str(path) for path in written))
+        return
+
+    async def issue() -> None:
+        from gw.orch.certgen import issue_secrets
+        from gw.orch.client import connect
+
+        client = connect(kubeconfig)
+        try:
+            written = await issue_secrets(
+                client, namespace, proxies, rotate_ca=rotate_ca, validity=validity
+            )
+        finally:
+            await client.close()
+        typer.echo("\n".join(f"secret/{name}" for name in written))
+
+    asyncio.run(issue())
+
+
 @app.command()
 def echo(
     host: str = defaults.LOOPBACK,
