@@ -166,6 +166,22 @@ WebhookPort = Annotated[
 AllowWarnings = Annotated[
     bool, typer.Option(help="The webhook admits resources that are only Warning.")
 ]
+XdsCerts = Annotated[
+    Path | None,
+    typer.Option(
+        help="xDS over mutual TLS with the certificates in this folder (ca.crt, tls.crt, "
+        "tls.key, as `gw certgen` makes them), re-read when they change.",
+        exists=True,
+        file_okay=False,
+    ),
+]
+InsecureXds = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-xds",
+        help="Allow plaintext xDS off loopback: whoever reaches it can pose as a proxy.",
+    ),
+]
 XdsSocket = Annotated[
     Path | None,
     typer.Option(help="Also serve xDS on this Unix socket (proxies in other network namespaces)."),
@@ -187,6 +203,8 @@ def controlplane(
     bind: str = defaults.ANY_ADDRESS,
     xds_port: int = defaults.XDS_PORT,
     xds_socket: XdsSocket = None,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
     http_port: Annotated[
         int, typer.Option(help="Port the proxies' HTTP listener binds.")
     ] = defaults.HTTP_PORT,
@@ -220,6 +238,8 @@ def controlplane(
         dev_port=dev_port,
         xds_socket=xds_socket,
         discovery=discovery,
+        xds_certs=xds_certs,
+        insecure_xds=insecure_xds,
     )
     if folder is not None:
         run_command(_serve_folder(folder, options, serving))
@@ -318,19 +338,30 @@ def proxy(
     node_id: Annotated[str | None, typer.Option(help="Default: <proxy name>-<host>-<pid>.")] = None,
     log_level: str = defaults.LOG_LEVEL,
     concurrency: int | None = None,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
 ) -> None:
     """Run a gateway proxy (Envoy) fed by the control plane at XDS."""
+    import tempfile
+
     from gw import lifecycle
     from gw.proxy.bootstrap import BootstrapOptions
     from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
+    from gw.proxy.xds_tls import XdsTls
+    from gw.xds.tls import namespace_of, server_name
 
     configure_logging(defaults.LOG_LEVEL)
+    _refuse_plaintext(xds, xds_certs, insecure_xds)
     if name is not None:
         role = f"{role.partition('~')[0]}~{name}"
     proxy_name = role.partition("~")[2] or defaults.PROXY_NAME
     host, _, port = xds.rpartition(":")
     if xds.startswith("unix:"):
         host, port = xds, "0"
+    workdir = Path(tempfile.mkdtemp(prefix="gw-proxy-"))
+    tls = None
+    if xds_certs is not None:
+        tls = XdsTls(xds_certs.resolve(), workdir, server_name(namespace_of(role)))
     options = ProxyOptions(
         bootstrap=BootstrapOptions(
             node_id=node_id or f"{proxy_name}-{socket.gethostname()}-{os.getpid()}",
@@ -339,9 +370,11 @@ def proxy(
             xds_port=int(port),
             admin_host=admin_host,
             admin_port=admin_port,
+            xds_tls=tls,
         ),
         log_level=log_level,
         concurrency=concurrency,
+        workdir=workdir,
     )
     supervisor = EnvoySupervisor(options)
     envoy = lifecycle.TaskServer("envoy", supervisor.run, stop=supervisor.stop)
@@ -361,6 +394,8 @@ def extauth(
     port: Annotated[int, typer.Option(help="ext_authz gRPC port.")] = defaults.EXTAUTH_PORT,
     role: Role = defaults.EXTAUTH_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
@@ -368,7 +403,14 @@ def extauth(
     from gw.xds.component import Placement
 
     configure_logging(log_level)
-    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
+    placement = Placement(
+        bind=bind,
+        port=port,
+        xds_address=xds,
+        role=role,
+        xds_certs=xds_certs,
+        insecure_xds=insecure_xds,
+    )
     run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
 
@@ -384,6 +426,8 @@ def ratelimit(
     ] = defaults.REDIS,
     role: Role = defaults.RATELIMIT_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
 ) -> None:
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
@@ -391,8 +435,25 @@ def ratelimit(
     from gw.xds.component import Placement
 
     configure_logging(log_level)
-    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
+    placement = Placement(
+        bind=bind,
+        port=port,
+        xds_address=xds,
+        role=role,
+        xds_certs=xds_certs,
+        insecure_xds=insecure_xds,
+    )
     run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
+
+
+def _refuse_plaintext(xds: str, certs: Path | None, insecure: bool) -> None:
+    """Exit when a client would dial xDS in plaintext off loopback (gw.xds.tls)."""
+    from gw.xds.tls import plaintext_refusal
+
+    refusal = None if certs is not None or insecure else plaintext_refusal(xds, "dial")
+    if refusal is not None:
+        typer.echo(f"gw: {refusal}", err=True)
+        raise typer.Exit(1)
 
 
 async def _serve_one(build: Callable[[], Server]) -> None:
