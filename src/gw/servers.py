@@ -43,6 +43,8 @@ class Serving:
     discovery: bool = True
     xds_certs: Path | None = None
     insecure_xds: bool = False
+    #: Where xDS listens when not on `bind` (`gw up`: loopback, whatever `bind` says).
+    xds_bind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ def controlplane_servers(
     servers: list[lifecycle.Server] = [
         XdsServer(
             ads,
-            host_port(serving.bind, serving.xds_port),
+            host_port(serving.xds_bind or serving.bind, serving.xds_port),
             *sockets,
             certs=serving.xds_certs,
             insecure=serving.insecure_xds,
