@@ -96,6 +96,10 @@ class CertificateFolder:
             raise XdsTlsError(f"{key_file} is not the private key of {cert_file}")
         return material
 
+    def certificate(self) -> x509.Certificate:
+        """The certificate the folder holds now (for logs and checks)."""
+        return x509.load_pem_x509_certificates(self.read().cert)[0]
+
 
 def _public(key: object) -> bytes:
     return key.public_bytes(  # type: ignore[attr-defined, no-any-return]
