@@ -43,6 +43,9 @@ def xds_transport_socket(tls: XdsTls) -> base_pb2.TransportSocket:
         sni=tls.server_name,
         common_tls_context=tls_pb2.CommonTlsContext(
             alpn_protocols=["h2"],
+            tls_params=common_pb2.TlsParameters(
+                tls_maximum_protocol_version=common_pb2.TlsParameters.TLSv1_3
+            ),
             tls_certificate_sds_secret_configs=[_sds(tls, CERTIFICATE)],
             combined_validation_context=tls_pb2.CommonTlsContext.CombinedCertificateValidationContext(
                 default_validation_context=common_pb2.CertificateValidationContext(
