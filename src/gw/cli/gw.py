@@ -171,8 +171,6 @@ XdsCerts = Annotated[
     typer.Option(
         help="xDS over mutual TLS with the certificates in this folder (ca.crt, tls.crt, "
         "tls.key, as `gw certgen` makes them), re-read when they change.",
-        exists=True,
-        file_okay=False,
     ),
 ]
 InsecureXds = Annotated[
@@ -447,10 +445,16 @@ def ratelimit(
 
 
 def _refuse_plaintext(xds: str, certs: Path | None, insecure: bool) -> None:
-    """Exit when a client would dial xDS in plaintext off loopback (gw.xds.tls)."""
-    from gw.xds.tls import plaintext_refusal
+    """Exit when a client would dial xDS in plaintext off loopback, or its certificates
+    cannot be used (gw.xds.tls)."""
+    from gw.xds.tls import CertificateFolder, XdsTlsError, plaintext_refusal
 
     refusal = None if certs is not None or insecure else plaintext_refusal(xds, "dial")
+    if certs is not None:
+        try:
+            CertificateFolder(certs).read()
+        except XdsTlsError as exc:
+            refusal = str(exc)
     if refusal is not None:
         typer.echo(f"gw: {refusal}", err=True)
         raise typer.Exit(1)
