@@ -189,9 +189,18 @@ def plaintext_refusal(address: str, side: str) -> str | None:
     asks: `serve` (the control plane) or `dial` (a client)."""
     if is_loopback(address):
         return None
+    if side == "serve":
+        risk = (
+            "whoever can reach it could pose as a proxy and receive every TLS private key "
+            "and client secret"
+        )
+    else:
+        risk = (
+            "the configuration, private keys included, would cross the network unencrypted, "
+            "from a server nobody verified"
+        )
     return (
-        f"refusing to {side} xDS in plaintext on {address}: whoever can reach it could pose "
-        "as a proxy and receive every TLS private key and client secret. Use mutual TLS "
+        f"refusing to {side} xDS in plaintext on {address}: {risk}. Use mutual TLS "
         "(--xds-certs DIR, made by `gw certgen`), keep xDS on loopback, or accept the risk "
         "with --insecure-xds"
     )
