@@ -18,6 +18,7 @@ import typer
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from gw import __version__, defaults  # noqa: E402
+from gw.cli.xds_tls import InsecureXds, XdsCerts, refuse_plaintext  # noqa: E402
 from gw.logs import configure_logging  # noqa: E402
 
 if TYPE_CHECKING:
@@ -165,20 +166,6 @@ WebhookPort = Annotated[
 ]
 AllowWarnings = Annotated[
     bool, typer.Option(help="The webhook admits resources that are only Warning.")
-]
-XdsCerts = Annotated[
-    Path | None,
-    typer.Option(
-        help="xDS over mutual TLS with the certificates in this folder (ca.crt, tls.crt, "
-        "tls.key, as `gw certgen` makes them), re-read when they change.",
-    ),
-]
-InsecureXds = Annotated[
-    bool,
-    typer.Option(
-        "--insecure-xds",
-        help="Allow plaintext xDS off loopback: whoever reaches it can pose as a proxy.",
-    ),
 ]
 XdsSocket = Annotated[
     Path | None,
@@ -349,7 +336,7 @@ def proxy(
     from gw.xds.tls import namespace_of, server_name
 
     configure_logging(defaults.LOG_LEVEL)
-    _refuse_plaintext(xds, xds_certs, insecure_xds)
+    refuse_plaintext(xds, xds_certs, insecure_xds)
     if name is not None:
         role = f"{role.partition('~')[0]}~{name}"
     proxy_name = role.partition("~")[2] or defaults.PROXY_NAME
@@ -444,22 +431,6 @@ def ratelimit(
     run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
 
 
-def _refuse_plaintext(xds: str, certs: Path | None, insecure: bool) -> None:
-    """Exit when a client would dial xDS in plaintext off loopback, or its certificates
-    cannot be used (gw.xds.tls)."""
-    from gw.xds.tls import CertificateFolder, XdsTlsError, plaintext_refusal
-
-    refusal = None if certs is not None or insecure else plaintext_refusal(xds, "dial")
-    if certs is not None:
-        try:
-            CertificateFolder(certs).read()
-        except XdsTlsError as exc:
-            refusal = str(exc)
-    if refusal is not None:
-        typer.echo(f"gw: {refusal}", err=True)
-        raise typer.Exit(1)
-
-
 async def _serve_one(build: Callable[[], Server]) -> None:
     """Serve what `build` makes, built in the event loop that serves it."""
     from gw import lifecycle
@@ -470,8 +441,7 @@ async def _serve_one(build: Callable[[], Server]) -> None:
 ProxyNames = Annotated[
     list[str] | None,
     typer.Option(
-        "--proxy",
-        help=f"A proxy to issue a certificate for (repeatable; default {defaults.PROXY_NAME}).",
+        "--proxy", help=f"A proxy to issue for (repeatable; default {defaults.PROXY_NAME})."
     ),
 ]
 
@@ -480,9 +450,7 @@ ProxyNames = Annotated[
 def certgen(
     out: Annotated[
         Path | None,
-        typer.Option(
-            help="Write into this folder: ca/ (the CA) and a folder per party.", file_okay=False
-        ),
+        typer.Option(help="Write into this folder: ca/ and a folder per party.", file_okay=False),
     ] = None,
     orch: Annotated[
         bool, typer.Option("--orch", help="Write into the Secrets gw-xds-* of the namespace.")
@@ -500,40 +468,16 @@ def certgen(
     a client certificate for extauth, ratelimit and each proxy, naming its role; each party
     gets ca.crt, tls.crt and tls.key. Run again to rotate them: the CA is kept, so old and
     new certificates work together while the new ones spread."""
-    import datetime
-
-    from gw import certgen as certificates
+    from gw.cli.xds_tls import issue
 
     if (out is None) == (not orch):
         raise typer.BadParameter("give either --out FOLDER or --orch")
     configure_logging(log_level)
     proxies = tuple(proxy or (defaults.PROXY_NAME,))
-    validity = datetime.timedelta(days=validity_days)
-    try:
-        certificates.parties(namespace, proxies)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    if out is not None:
-        written = certificates.issue_folder(
-            out, namespace, proxies, rotate_ca=rotate_ca, validity=validity
-        )
-        typer.echo("\n".join(str(path) for path in written))
-        return
-
-    async def issue() -> None:
-        from gw.orch.certgen import issue_secrets
-        from gw.orch.client import connect
-
-        client = connect(kubeconfig)
-        try:
-            written = await issue_secrets(
-                client, namespace, proxies, rotate_ca=rotate_ca, validity=validity
-            )
-        finally:
-            await client.close()
-        typer.echo("\n".join(f"secret/{name}" for name in written))
-
-    asyncio.run(issue())
+    written = issue(
+        out, kubeconfig, namespace, proxies, rotate_ca=rotate_ca, validity_days=validity_days
+    )
+    typer.echo("\n".join(written))
 
 
 @app.command()
