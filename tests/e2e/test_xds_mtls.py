@@ -17,7 +17,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,13 @@ import grpc
 import httpx
 import pytest
 from cryptography import x509
-from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
-from google.protobuf import struct_pb2
 
+from tests.support.ads import exchange, request
 from tests.support.certs import make_ca, make_cert, tls_secret_yaml
 from tests.support.extauth_manifests import auth_config, extauth_backends
 from tests.support.files import save
 from tests.support.ports import free_port
-from tests.support.processes import Process, gw_command, gw_env
+from tests.support.processes import ControlPlane, Process, gw_command, gw_env
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -50,6 +49,8 @@ ENVOY_TYPES = {
     "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret": ("*",),
 }
 CLIENT_SECRET = "oauth-client-secret-7f3a9c"
+#: Where the manifests say the extauth server and the protected app are (never called).
+EXTAUTH_PORT, APP_PORT = free_port(), free_port()
 TLS_PAIR = make_cert(["secure.test"], make_ca())
 #: What must never reach a role that does not need it.
 TLS_KEY_BODY = TLS_PAIR.key_pem.splitlines()[1]
@@ -64,7 +65,7 @@ def certgen(out: Path, *args: str) -> None:
     )
 
 
-def manifests(http_port: int, body: str) -> str:
+def manifests(body: str) -> str:
     """A plain virtual service (`body` answers), a TLS one (its key goes to the proxy over
     SDS), an OIDC AuthConfig (its client secret goes to the extauth server), and a
     RateLimitConfig (its descriptors go to the rate-limit server)."""
@@ -110,63 +111,19 @@ spec:
 ---
 {tls_secret_yaml("secure-tls", "default", TLS_PAIR)}
 ---
-{extauth_backends(free_port(), http_port, CLIENT_SECRET)}
+{extauth_backends(EXTAUTH_PORT, APP_PORT, CLIENT_SECRET)}
 ---
 {auth_config("login", "https://secure.test", "https://idp.invalid")}
 """
 
 
-class ControlPlane:
-    def __init__(self, folder: Path, certs: Path, workdir: Path, http_port: int) -> None:
-        self.folder, self.certs, self.workdir = folder, certs, workdir
-        self.xds_port, self.debug_port, self.http_port = free_port(), free_port(), http_port
-        self.xds = f"127.0.0.1:{self.xds_port}"
-        self.starts = 0
-        self.process = self.start()
+class Plane(ControlPlane):
+    """The control plane with its certificates (`certs/controlplane`), logging at debug."""
 
-    def start(self) -> Process:
-        self.starts += 1
-        env = gw_env(self.workdir / "home") | {"START_STATS_SERVER": "true"}
-        self.process = Process(
-            gw_command(
-                "controlplane",
-                "--dir",
-                str(self.folder),
-                "--bind",
-                "127.0.0.1",
-                "--xds-port",
-                str(self.xds_port),
-                "--xds-certs",
-                str(self.certs / "controlplane"),
-                "--debug-port",
-                str(self.debug_port),
-                "--dev-port",
-                str(free_port()),
-                "--http-port",
-                str(self.http_port),
-                "--proxy-bind",
-                "127.0.0.1",
-                "--log-level",
-                "debug",
-            ),  # fmt: skip
-            env,
-            self.workdir / f"controlplane-{self.starts}.log",
-        )
-        wait_until(self._ready, timeout=30, what="the control plane")
-        return self.process
-
-    def _ready(self) -> bool:
-        if not self.process.alive():
-            raise RuntimeError(f"the control plane exited:\n{self.process.output()}")
-        try:
-            return bool(self.admin("/proxies")["translation"]["count"])
-        except httpx.HTTPError:
-            return False
-
-    def admin(self, path: str) -> Any:
-        response = httpx.get(f"http://127.0.0.1:{self.debug_port}{path}", timeout=5)
-        response.raise_for_status()
-        return response.json()["data"]
+    def __init__(self, folder: Path, certs: Path, work: Path) -> None:
+        self.certs = certs
+        extra = ("--xds-certs", str(certs / "controlplane"), "--log-level", "debug")
+        super().__init__(folder, work, *extra)
 
     def connections(self, role: str) -> list[dict[str, Any]]:
         return [c for c in self.admin("/proxies")["connections"] if c["role"] == role]
@@ -175,7 +132,7 @@ class ControlPlane:
 class Proxy:
     """`gw proxy` with the certificates of `certs` (or none)."""
 
-    def __init__(self, plane: ControlPlane, workdir: Path, name: str, certs: Path | None) -> None:
+    def __init__(self, plane: Plane, workdir: Path, name: str, certs: Path | None) -> None:
         self.admin_port = free_port()
         self.name = name
         args = ["--xds-certs", str(certs)] if certs is not None else ["--insecure-xds"]
@@ -251,24 +208,23 @@ def certs(workdir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def plane(workdir: Path, certs: Path) -> Iterator[ControlPlane]:
+def plane(workdir: Path, certs: Path) -> Iterator[Plane]:
     folder = workdir / "config"
     folder.mkdir()
-    http_port = free_port()
-    save(folder / "all.yaml", manifests(http_port, "v1"))
-    process = ControlPlane(folder, certs, workdir, http_port)
+    save(folder / "all.yaml", manifests("v1"))
+    process = Plane(folder, certs, workdir)
     yield process
     process.process.stop()
 
 
 @pytest.fixture(scope="module")
-def proxy(plane: ControlPlane, workdir: Path, certs: Path) -> Iterator[Proxy]:
+def proxy(plane: Plane, workdir: Path, certs: Path) -> Iterator[Proxy]:
     started = Proxy(plane, workdir, "gateway-proxy-0", certs / "gateway-proxy")
     yield started
     started.stop()
 
 
-def test_envoy_gets_its_config_over_mutual_tls(plane: ControlPlane, proxy: Proxy) -> None:
+def test_envoy_gets_its_config_over_mutual_tls(plane: Plane, proxy: Proxy) -> None:
     wait_until(lambda: proxy.serves("web.test", "v1"), timeout=30, what="the proxy to serve v1")
     (connection,) = plane.connections(PROXY)
     assert connection["node"] == "gateway-proxy-0"
@@ -278,7 +234,7 @@ def test_envoy_gets_its_config_over_mutual_tls(plane: ControlPlane, proxy: Proxy
 
 @pytest.mark.parametrize("case", ["another role", "another CA", "no certificate"])
 def test_a_proxy_without_its_own_certificate_gets_nothing(
-    plane: ControlPlane, proxy: Proxy, workdir: Path, certs: Path, case: str
+    plane: Plane, proxy: Proxy, workdir: Path, certs: Path, case: str
 ) -> None:
     if case == "another role":
         presented: Path | None = certs / "extauth"
@@ -330,40 +286,19 @@ async def subscribe(
     (until each type answered once, or the stream failed) and the failure."""
     from gw.xds.tls import secure_channel
 
-    metadata = struct_pb2.Struct()
-    metadata.update({"role": role})
-
-    async def requests() -> AsyncIterator[discovery_pb2.DiscoveryRequest]:
-        for i, (type_url, names) in enumerate(types.items()):
-            request = discovery_pb2.DiscoveryRequest(type_url=type_url, resource_names=names)
-            if i == 0:
-                request.node.id = f"probe-{role}"
-                request.node.metadata.CopyFrom(metadata)
-            yield request
-        await asyncio.sleep(30)
-
-    received = b""
-    answered: set[str] = set()
+    requests = [
+        request(role if i == 0 else None, type_url, names)
+        for i, (type_url, names) in enumerate(types.items())
+    ]
     async with secure_channel(address, certs, role) as channel:
-        call = ads_pb2_grpc.AggregatedDiscoveryServiceStub(channel).StreamAggregatedResources(
-            requests()
+        responses, error = await exchange(
+            channel, requests, lambda got: {r.type_url for r in got} == set(types)
         )
-        try:
-            async with asyncio.timeout(10):
-                async for response in call:
-                    received += response.SerializeToString()
-                    answered.add(response.type_url)
-                    if answered == set(types):
-                        break
-        except grpc.aio.AioRpcError as exc:
-            return received, exc
-        finally:
-            call.cancel()
-    return received, None
+    return b"".join(r.SerializeToString() for r in responses), error
 
 
 def test_the_rate_limit_server_never_receives_a_private_key_or_a_client_secret(
-    plane: ControlPlane, certs: Path
+    plane: Plane, certs: Path
 ) -> None:
     own, refused = asyncio.run(subscribe(plane.xds, certs / "ratelimit", RATELIMIT, {STRUCT: ()}))
     assert refused is None and b"per-client" in own  # its own configuration: descriptors
@@ -380,9 +315,7 @@ def test_the_rate_limit_server_never_receives_a_private_key_or_a_client_secret(
     assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
-def test_a_proxy_receives_its_tls_keys_but_never_a_client_secret(
-    plane: ControlPlane, certs: Path
-) -> None:
+def test_a_proxy_receives_its_tls_keys_but_never_a_client_secret(plane: Plane, certs: Path) -> None:
     received, refused = asyncio.run(
         subscribe(plane.xds, certs / "gateway-proxy", PROXY, ENVOY_TYPES)
     )
@@ -395,7 +328,7 @@ def test_a_proxy_receives_its_tls_keys_but_never_a_client_secret(
 
 
 def test_the_extauth_server_receives_its_client_secret_and_no_private_key(
-    plane: ControlPlane, certs: Path, workdir: Path
+    plane: Plane, certs: Path, workdir: Path
 ) -> None:
     received, refused = asyncio.run(subscribe(plane.xds, certs / "extauth", EXTAUTH, {STRUCT: ()}))
     assert refused is None and CLIENT_SECRET.encode() in received
@@ -430,7 +363,7 @@ def test_the_extauth_server_receives_its_client_secret_and_no_private_key(
 
 
 def test_rotation_under_a_running_proxy(
-    plane: ControlPlane, proxy: Proxy, certs: Path, workdir: Path
+    plane: Plane, proxy: Proxy, certs: Path, workdir: Path
 ) -> None:
     """Same CA: every certificate re-issued; then a new CA. The connected Envoy keeps its
     stream and gets changes; it loads its new client certificate from the watched folder;
@@ -446,7 +379,7 @@ def test_rotation_under_a_running_proxy(
             lambda wanted=wanted: proxy.client_certificate_serial() == wanted,
             what="Envoy to load its rotated client certificate",
         )
-    save(plane.folder / "all.yaml", manifests(plane.http_port, "v2"))
+    save(plane.folder / "all.yaml", manifests("v2"))
     wait_until(lambda: proxy.serves("web.test", "v2"), what="v2 on the same stream")
     assert [c["id"] for c in plane.connections(PROXY)] == [before["id"]]
     second = Proxy(plane, workdir, "gateway-proxy-1", certs / "gateway-proxy")
@@ -457,7 +390,7 @@ def test_rotation_under_a_running_proxy(
     finally:
         second.stop()
     plane.process.stop()
-    save(plane.folder / "all.yaml", manifests(plane.http_port, "v3"))
+    save(plane.folder / "all.yaml", manifests("v3"))
     plane.start()
     wait_until(lambda: proxy.serves("web.test", "v3"), timeout=30, what="v3 after the restart")
     (after,) = plane.connections(PROXY)

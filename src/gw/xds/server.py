@@ -161,7 +161,8 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                 await wake.wait()
                 wake.clear()
                 if conn.refusal is not None:
-                    await self._refuse(conn, context)
+                    self._refuse(conn, context)
+                    return
                 if closed:
                     return
                 snapshot = self.cache.get(conn.role) if conn.role else None
@@ -177,12 +178,15 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
             if conn.refusal is None:
                 log.info("xds: %s (%s) disconnected", conn.node_id or conn.peer, conn.role)
 
-    async def _refuse(self, conn: Connection, context: Any) -> None:
+    def _refuse(self, conn: Connection, context: Any) -> None:
+        """End the stream with the refusal's status (set, not raised: a refusal is no error
+        of the server's)."""
         assert conn.refusal is not None
         self.refused_count += 1
         who = f"{conn.node_id or 'a node'} from {conn.peer}"
         log.warning("xds: refused %s: %s", who, conn.refusal.message)
-        await context.abort(conn.refusal.code, conn.refusal.message)
+        context.set_code(conn.refusal.code)
+        context.set_details(conn.refusal.message)
 
     async def _admit(
         self, conn: Connection, node: base_pb2.Node, certified: tuple[str, ...] | None

@@ -15,7 +15,7 @@ import grpc
 import pytest
 from cryptography import x509
 from envoy.config.cluster.v3 import cluster_pb2
-from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
+from envoy.service.discovery.v3 import discovery_pb2
 from google.protobuf import struct_pb2
 
 from gw import certgen
@@ -23,6 +23,7 @@ from gw.xds.cache import SnapshotCache
 from gw.xds.identity import NodePolicy, certificate_roles
 from gw.xds.server import AdsServer, start_server
 from gw.xds.tls import CertificateFolder, ServerCertificates, XdsTlsError, secure_channel
+from tests.support.ads import exchange, request
 from tests.support.ports import free_port
 
 CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
@@ -33,61 +34,14 @@ EXTAUTH = "gw-system~extauth"
 RATELIMIT = "gw-system~ratelimit"
 
 
-def request(
-    role: str, type_url: str, names: tuple[str, ...] = ()
-) -> discovery_pb2.DiscoveryRequest:
-    metadata = struct_pb2.Struct()
-    metadata.update({"role": role})
-    out = discovery_pb2.DiscoveryRequest(type_url=type_url, resource_names=names)
-    out.node.id = f"test-{role}"
-    out.node.metadata.CopyFrom(metadata)
-    return out
-
-
 async def first_answer(
     channel: grpc.aio.Channel, *requests: discovery_pb2.DiscoveryRequest
 ) -> discovery_pb2.DiscoveryResponse:
-    """Send `requests` on one stream; the first response (raises the stream's error)."""
-
-    async def outgoing() -> AsyncIterator[discovery_pb2.DiscoveryRequest]:
-        for each in requests:
-            yield each
-        await asyncio.sleep(30)
-
-    call = ads_pb2_grpc.AggregatedDiscoveryServiceStub(channel).StreamAggregatedResources(
-        outgoing()
-    )
-    try:
-        async with asyncio.timeout(10):
-            async for response in call:
-                return response
-    finally:
-        call.cancel()
-    raise AssertionError("the stream ended without a response")
-
-
-async def refusal(
-    channel: grpc.aio.Channel, *requests: discovery_pb2.DiscoveryRequest
-) -> tuple[list[str], grpc.aio.AioRpcError]:
-    """Send `requests` on one stream and read until it fails: the types answered before,
-    and the error."""
-
-    async def outgoing() -> AsyncIterator[discovery_pb2.DiscoveryRequest]:
-        for each in requests:
-            yield each
-        await asyncio.sleep(30)
-
-    call = ads_pb2_grpc.AggregatedDiscoveryServiceStub(channel).StreamAggregatedResources(
-        outgoing()
-    )
-    answered = []
-    try:
-        async with asyncio.timeout(10):
-            async for response in call:
-                answered.append(response.type_url)
-    except grpc.aio.AioRpcError as exc:
-        return answered, exc
-    raise AssertionError(f"the stream ended without an error after {answered}")
+    """The first response on a stream of `requests` (raises the stream's error)."""
+    responses, error = await exchange(channel, requests)
+    if error is not None:
+        raise error
+    return responses[0]
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +119,11 @@ async def test_a_proxy_may_not_subscribe_to_the_components_configuration(
 ) -> None:
     address, _, _ = tls_server
     async with secure_channel(address, certs / "gateway-proxy", PROXY) as channel:
-        answered, refused = await refusal(channel, request(PROXY, CDS), request(PROXY, STRUCT))
-    assert answered in ([], [CDS])  # the clusters may have been sent before the refusal
-    assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
+        answered, refused = await exchange(
+            channel, [request(PROXY, CDS), request(None, STRUCT)], lambda _: False
+        )
+    assert [r.type_url for r in answered] in ([], [CDS])  # maybe sent before the refusal
+    assert refused is not None and refused.code() == grpc.StatusCode.PERMISSION_DENIED
     assert refused.details() == (
         "role 'gw-system~gateway-proxy' may not subscribe to google.protobuf.Struct"
     )
