@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gw import defaults
@@ -53,7 +53,8 @@ class KeyPair:
     key_pem: str
 
 
-def _pem(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> KeyPair:
+def pem(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> KeyPair:
+    """A certificate and its key as PEM (the key PKCS #8, unencrypted)."""
     return KeyPair(
         cert_pem=cert.public_bytes(serialization.Encoding.PEM).decode(),
         key_pem=key.private_bytes(
@@ -85,7 +86,7 @@ def issue_ca(common_name: str, validity: datetime.timedelta = CA_VALIDITY) -> Ke
         )
         .sign(key, hashes.SHA256())
     )
-    return _pem(cert, key)
+    return pem(cert, key)
 
 
 def issue(
@@ -119,7 +120,7 @@ def issue(
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    return _pem(cert, key)
+    return pem(cert, key)
 
 
 def service_names(service: str, namespace: str) -> list[str]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gw.lifecycle import Server
     from gw.servers import Serving
     from gw.translator.options import Options
+    from gw.xds.component import Placement
 
 app = typer.Typer(
     help="gw: a declarative API gateway (server side).",
@@ -385,17 +386,9 @@ def extauth(
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
     from gw.extauth.server import extauth_server
-    from gw.xds.component import Placement
 
     configure_logging(log_level)
-    placement = Placement(
-        bind=bind,
-        port=port,
-        xds_address=xds,
-        role=role,
-        xds_certs=xds_certs,
-        insecure_xds=insecure_xds,
-    )
+    placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
     run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
 
@@ -417,18 +410,20 @@ def ratelimit(
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
     from gw.ratelimit.server import ratelimit_server
-    from gw.xds.component import Placement
 
     configure_logging(log_level)
-    placement = Placement(
-        bind=bind,
-        port=port,
-        xds_address=xds,
-        role=role,
-        xds_certs=xds_certs,
-        insecure_xds=insecure_xds,
-    )
+    placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
     run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
+
+
+def _placement(
+    bind: str, port: int, xds: str, role: str, certs: Path | None, insecure: bool
+) -> Placement:
+    from gw.xds.component import Placement
+
+    return Placement(
+        bind=bind, port=port, xds_address=xds, role=role, xds_certs=certs, insecure_xds=insecure
+    )
 
 
 async def _serve_one(build: Callable[[], Server]) -> None:
