@@ -86,17 +86,14 @@ class AdsClient:
             except asyncio.CancelledError:
                 raise
             except grpc.aio.AioRpcError as exc:
-                level = logging.INFO if self.state.connected else logging.DEBUG
-                if _refused(exc):
-                    level = logging.WARNING
+                if _refused(exc):  # its role or certificate: worth a warning every time
                     self.state.last_error = f"{exc.code().name}: {exc.details()}"
-                log.log(
-                    level,
-                    "xds: %s answered %s (%s); retrying",
-                    self.address,
-                    exc.code().name,
-                    exc.details(),
-                )
+                    log.warning("xds: %s refused this node: %s", self.address, exc.details())
+                else:
+                    level = logging.INFO if self.state.connected else logging.DEBUG
+                    log.log(
+                        level, "xds: %s unavailable (%s); retrying", self.address, exc.code().name
+                    )
             except XdsTlsError as exc:  # a certificate folder being rotated, or broken
                 self.state.last_error = str(exc)
                 log.warning("xds: cannot connect to %s: %s; retrying", self.address, exc)
@@ -159,6 +156,5 @@ class AdsClient:
 
 
 def _refused(exc: grpc.aio.AioRpcError) -> bool:
-    """The control plane refused this node (its role or certificate): worth a warning on
-    every attempt, unlike a control plane that is away."""
+    """The control plane refused this node, unlike one that is away."""
     return exc.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)

@@ -22,7 +22,7 @@ proxy never receives an AuthConfig's client secret.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import grpc
 
@@ -64,11 +64,10 @@ class NodePolicy:
     namespace `namespace`."""
 
     namespace: str = defaults.NAMESPACE
-    components: frozenset[str] = field(init=False)
 
-    def __post_init__(self) -> None:
-        roles = frozenset(defaults.role(name, self.namespace) for name in COMPONENTS)
-        object.__setattr__(self, "components", roles)
+    @property
+    def components(self) -> frozenset[str]:
+        return frozenset(defaults.role(name, self.namespace) for name in COMPONENTS)
 
     @property
     def default_proxy(self) -> str:

@@ -338,3 +338,44 @@ def test_issued_certificates_name_roles_and_the_service() -> None:
         "gw.team.svc",
         "gw.team.svc.cluster.local",
     ]
+
+
+async def test_the_component_client_connects_over_mutual_tls_and_reports_a_refusal(
+    tls_server: tuple[str, AdsServer, Path], certs: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The extauth and rate-limit servers' ADS client: its own certificate gets its
+    configuration; another role's certificate is refused, said in its state and log."""
+    from gw.xds.client import AdsClient, component_node
+
+    address, _, _ = tls_server
+    received: list[int] = []
+    good = AdsClient(
+        address,
+        component_node("ratelimit", RATELIMIT),
+        STRUCT,
+        lambda resources: received.append(len(resources)),
+        certs=certs / "ratelimit",
+    )
+    wrong = AdsClient(
+        address,
+        component_node("extauth", EXTAUTH),
+        STRUCT,
+        lambda _: None,
+        certs=certs / "ratelimit",
+    )
+    tasks = [asyncio.create_task(good.run()), asyncio.create_task(wrong.run())]
+    try:
+        with caplog.at_level(logging.WARNING, "gw.xds.client"):
+            await asyncio.wait_for(good.state.ready.wait(), 10)
+            while wrong.state.last_error is None:
+                await asyncio.sleep(0.05)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert received == [1]
+    assert wrong.state.last_error == (
+        "PERMISSION_DENIED: node announces role 'gw-system~extauth' but its certificate is for "
+        "'gw-system~ratelimit'"
+    )
+    assert f"xds: {address} refused this node: node announces role" in caplog.text
