@@ -28,6 +28,7 @@ from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
 from gw.translator.options import InstalledServer, Options
 from gw.xds.component import Placement
+from gw.xds.tls import is_loopback
 
 
 def gw_home() -> Path:
@@ -76,6 +77,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             debug_port=options.debug_port,
             dev_port=options.dev_port,
             discovery=options.discovery,
+            xds_bind=xds_host(options.bind),
         ),
         on_status=StatusPrinter(out),
         components=lambda: [control_plane_component(), proxy_component(envoy, options)],
@@ -103,7 +105,7 @@ def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Se
     """The extauth and rate-limit servers, in this process, configured over xDS like
     everywhere else; and the demo echo upstream when asked for."""
     servers: list[lifecycle.Server] = []
-    xds_address = host_port(options.bind, options.xds_port)
+    xds_address = host_port(xds_host(options.bind), options.xds_port)
 
     def placement(port: int, name: str) -> Placement:
         role = defaults.role(name, namespace)
@@ -188,7 +190,7 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
         ProxyOptions(
             bootstrap=BootstrapOptions(
                 node_id=f"{defaults.PROXY_NAME}-{socket.gethostname()}-{os.getpid()}",
-                xds_host=options.bind,
+                xds_host=xds_host(options.bind),
                 xds_port=options.xds_port,
                 admin_host=options.bind,
                 admin_port=options.proxy_admin_port,
@@ -225,7 +227,7 @@ def _write_state(options: UpOptions) -> Path:
         "proxyHttpsUrl": f"https://{host}:{options.https_port}",
         "proxyAdminUrl": f"http://{host}:{options.proxy_admin_port}",
         "adminUrl": f"http://{host}:{options.debug_port}",
-        "xdsAddress": f"{host}:{options.xds_port}",
+        "xdsAddress": host_port(xds_host(options.bind), options.xds_port),
         "devAdminUrl": f"http://{host}:{options.dev_port}",
         **(
             {"extauthAddress": f"{host}:{options.extauth_port}"}
@@ -246,6 +248,12 @@ def _write_state(options: UpOptions) -> Path:
     path = options.home / "up.json"
     path.write_text(json.dumps(state, indent=2) + "\n")
     return path
+
+
+def xds_host(bind: str) -> str:
+    """xDS stays on loopback, in plaintext, whatever `--bind` says: every party is on this
+    machine, and plaintext xDS elsewhere would hand the TLS keys to whoever connects."""
+    return bind if is_loopback(host_port(bind, 0)) else defaults.LOOPBACK
 
 
 def _host(bind: str) -> str:

@@ -26,6 +26,7 @@ from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 
 from gw import defaults
 from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
+from gw.proxy.xds_tls import XdsTls, xds_transport_socket
 
 XDS_CLUSTER = "xds_cluster"
 UNIX_PREFIX = "unix:"
@@ -40,6 +41,8 @@ class BootstrapOptions:
     xds_port: int = defaults.XDS_PORT
     admin_host: str = defaults.LOOPBACK
     admin_port: int = defaults.PROXY_ADMIN_PORT
+    #: Mutual TLS to the control plane (gw.proxy.xds_tls); None: plaintext.
+    xds_tls: XdsTls | None = None
 
 
 def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
@@ -119,6 +122,7 @@ def _xds_cluster(options: BootstrapOptions) -> cluster_pb2.Cluster:
         typed_extension_protocol_options={
             "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": packed
         },
+        transport_socket=xds_transport_socket(options.xds_tls) if options.xds_tls else None,
     )
 
 
