@@ -27,7 +27,7 @@ from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 from gw import defaults
 from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
 
-XDS_CLUSTER = "xds_cluster"
+XDS_CLUSTER = defaults.XDS_CLUSTER
 UNIX_PREFIX = "unix:"
 
 
