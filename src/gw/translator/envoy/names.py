@@ -23,6 +23,14 @@ TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
 WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 
 HCM = "envoy.filters.network.http_connection_manager"
+CONNECTION_LIMIT = "envoy.filters.network.connection_limit"
+PROXY_PROTOCOL = "envoy.filters.listener.proxy_protocol"
+EARLY_HEADER_MUTATION = "envoy.http.early_header_mutation.header_mutation"
+PRESERVE_CASE = "envoy.http.stateful_header_formatters.preserve_case"
+ZIPKIN = "envoy.tracers.zipkin"
+OPENTELEMETRY = "envoy.tracers.opentelemetry"
+#: The RBAC filter, first in every chain, that refuses a `Host` with userinfo or two `Host`s.
+HOST_CHECK = "gw.host_check"
 TLS_INSPECTOR = "envoy.filters.listener.tls_inspector"
 TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
