@@ -88,6 +88,8 @@ def admin_listener(public: address_pb2.Address) -> listener_pb2.Listener:
         name=NAME,
         address=public,
         enable_reuse_port=wrappers_pb2.BoolValue(value=False),
+        # Reachable when client connections hit the proxy's global limit (bootstrap.py).
+        ignore_global_conn_limit=True,
         filter_chains=[
             listener_components_pb2.FilterChain(
                 filters=[
