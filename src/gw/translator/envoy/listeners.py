@@ -77,8 +77,8 @@ def _socket_option(option: ir.SocketOption) -> socket_option_pb2.SocketOption:
         name=option.name,
         state=socket_option_pb2.SocketOption.SocketState.Value(option.state),
     )
-    if option.buf_value is not None:
-        out.buf_value = option.buf_value
+    if option.buf_hex is not None:
+        out.buf_value = bytes.fromhex(option.buf_hex)
     else:
         out.int_value = option.int_value or 0
     return out

@@ -91,6 +91,7 @@ def build_proxy(
     check_ratelimit_server(snapshot, ratelimit_server, settings_key, refs, reports)
     add_service_clusters(contributions)
     propagate_rejections(refs, reports)
+    gateways = choose_gateways(snapshot, broken, gateway_listeners, previous, reports, options)
     keys = set(snapshot.resources) | broken
     accepted = _choose(keys, contributions, previous, reports)
     fresh = {k for k, c in accepted.items() if contributions.get(k) is c}

@@ -78,7 +78,7 @@ def _socket_option(
         level=option.level,
         name=option.name,
         int_value=option.int_value,
-        buf_value=raw,
+        buf_hex=raw.hex() if raw is not None else None,
         state=option.state or "STATE_PREBIND",
     )
 

@@ -13,14 +13,15 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SocketOption:
-    """A `setsockopt` on the listening socket: an integer or a byte string value, applied
-    before bind, once bound, or once listening."""
+    """A `setsockopt` on the listening socket: an integer or a byte string value (`buf_hex`,
+    in hex so that the IR stays plain text), applied before bind, once bound, or once
+    listening."""
 
     description: str = ""
     level: int
     name: int
     int_value: int | None = None
-    buf_value: bytes | None = None
+    buf_hex: str | None = None
     state: Literal["STATE_PREBIND", "STATE_BOUND", "STATE_LISTENING"] = "STATE_PREBIND"
 
 
