@@ -180,11 +180,6 @@ def test_a_route_to_the_xds_cluster_name_is_rejected_and_reaches_nothing(setup: 
     """`{name: xds, namespace: cluster}` made `xds_cluster`, the bootstrap's xDS cluster: an
     anonymous gRPC client on the public listener was served every cluster (and asking for
     secrets, every TLS key and OAuth client secret)."""
-    status = setup.gw.wait_status("VirtualService default.steal", "Rejected")
-    assert (
-        "spec.virtualHost.routes[0].routeAction.single.upstream: the Envoy cluster name "
-        "xds_cluster is reserved" in status["reason"]
-    )
     node = base_pb2.Node(id="intruder", cluster="gateway-proxy", metadata=struct_pb2.Struct())
     node.metadata.update({"role": "gw-system~gateway-proxy"})
     request = discovery_pb2.DiscoveryRequest(node=node, type_url=CLUSTER_TYPE)
@@ -204,6 +199,11 @@ def test_a_route_to_the_xds_cluster_name_is_rejected_and_reaches_nothing(setup: 
                 pytest.fail(f"the xDS server answered through the proxy: {response.type_url}")
         finally:
             done.set()
+    status = setup.gw.wait_status("VirtualService default.steal", "Rejected")
+    assert (
+        "spec.virtualHost.routes[0].routeAction.single.upstream: the Envoy cluster name "
+        "xds_cluster is reserved" in status["reason"]
+    )
 
 
 # --- 4: the client's address is the TCP peer's ----------------------------------------------
