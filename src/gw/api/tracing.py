@@ -24,7 +24,8 @@ class ZipkinConfig(Model):
     collector_upstream_ref: ResourceRef | None = None
     cluster_name: str | None = None
     collector_endpoint: str = ""
-    trace_id_128bit: bool | None = None
+    # The established spelling, which the camel-case generator would write `traceId128Bit`.
+    trace_id_128bit: bool | None = Field(default=None, alias="traceId128bit")
     shared_span_context: bool | None = None
     collector_endpoint_version: (
         Literal["DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE", "HTTP_JSON", "HTTP_PROTO"] | None

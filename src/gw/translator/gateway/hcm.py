@@ -107,7 +107,9 @@ def _texts(settings: HttpConnectionManagerSettings, report: ResourceReport) -> d
         out[name] = text
     if settings.default_host_for_http_10 and not settings.accept_http_10:
         report.error(
-            f"{FIELD}.defaultHostForHttp10", "has no effect without acceptHttp10: true; set both"
+            f"{FIELD}.defaultHostForHttp10",
+            "is the Host of HTTP/1.0 requests, which are refused unless acceptHttp10 is true; "
+            "set both",
         )
     return out
 
