@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.raw_http import Answer, get, one
@@ -100,20 +101,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         ),
     ]
     (folder / "all.yaml").write_text(
-        "---".join(gateways)
-        + f"""---
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: default}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: app, namespace: default}}
-spec:
-  virtualHost:
-    routes: [{{matchers: [{{prefix: /}}], routeAction: {{single: {{upstream: {{name: app}}}}}}}}]
-"""
+        "---".join([*gateways, upstream("app", echo.port), virtual_service("app", "*", "app")])
     )
     try:
         gw = GwUp(folder, root / "home")

@@ -22,6 +22,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1 import common_pb2
 
+from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
@@ -144,17 +145,9 @@ spec:
   useHttp2: true
   static: {{hosts: [{{addr: 127.0.0.1, port: {otel}}}]}}
 ---
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: default}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo}}}]}}}}
+{upstream("app", echo)}
 ---
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: app, namespace: default}}
-spec:
-  virtualHost:
-    routes: [{{matchers: [{{prefix: /}}], routeAction: {{single: {{upstream: {{name: app}}}}}}}}]
+{virtual_service("app", "*", "app")}
 ---
 apiVersion: gateway.vendor.io/v1
 kind: Gateway

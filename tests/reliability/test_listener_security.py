@@ -28,6 +28,7 @@ from google.protobuf import struct_pb2
 
 from tests.e2e.test_ratelimit import in_one_window
 from tests.support.extauth_manifests import auth_config, extauth_backends, protected_app
+from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.raw_http import Answer, get, one
@@ -343,18 +344,7 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GwUp]:
     folder = work / "config"
     folder.mkdir()
     (folder / "app.yaml").write_text(
-        f"""apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: app, namespace: default}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: app, namespace: default}}
-spec:
-  virtualHost:
-    routes: [{{matchers: [{{prefix: /}}], routeAction: {{single: {{upstream: {{name: app}}}}}}}}]
-"""
+        upstream("app", echo.port) + "---" + virtual_service("app", "*", "app")
     )
     try:
         gw = GwUp(folder, work / "home", "--global-downstream-max-connections", "3")
