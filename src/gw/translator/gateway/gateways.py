@@ -175,13 +175,13 @@ def _build(
 
 
 def _refuse_unbuilt_options(options: HttpListenerOptions | None, report: ResourceReport) -> None:
-    """Established `httpGateway.options` fields gw does not build yet: refused by name
-    (`{}` or `false` asks for nothing)."""
+    """Established `httpGateway.options` fields gw does not build yet: refused by name when
+    present at all (`grpcWeb: {}` asks for gRPC-Web with its defaults)."""
     if options is None:
         return
     data = options.model_dump(by_alias=True)
     for name in NOT_BUILT:
-        if data.get(name):
+        if data.get(name) is not None:
             report.error(
                 f"spec.httpGateway.options.{name}",
                 f"httpGateway.options.{name} is not supported yet: remove it (see "

@@ -37,7 +37,7 @@ def build_listener_options(spec: GatewaySpec, report: ResourceReport) -> ir.List
     errors = len(report.errors)
     options = spec.options or ListenerOptions()
     for name, camel, why in _NOT_BUILT:
-        if getattr(options, name):  # `{}` and `false` ask for nothing
+        if getattr(options, name) is not None:
             report.error(f"{FIELD}.{camel}", f"{camel} is not supported: {why}; remove it")
     socket_options = []
     for i, option in enumerate(options.socket_options):
