@@ -14,6 +14,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
 from gw.api.hcm import HttpConnectionManagerSettings, ProtocolUpgradeConfig
@@ -55,6 +57,8 @@ _PLAIN = (
     "enable_trailers",
     "forward_client_cert_details",
 )
+#: The longest duration protobuf (and so Envoy) can hold: 10000 years.
+MAX_DURATION_MS = 315_576_000_000_000
 #: HTTP/2 window sizes Envoy accepts (RFC 9113 allows no less than the initial 65535).
 _WINDOW = (65_535, 2**31 - 1)
 
@@ -74,7 +78,7 @@ def build_http_settings(
     }
     for name in _TIMEOUTS:
         if (text := getattr(settings, name)) is not None:
-            values[f"{name}_ms"] = int(duration_ms(text))
+            values[f"{name}_ms"] = checked_ms(text, f"{FIELD}.{to_camel(name)}", report)
     if settings.headers_with_underscores_action == "REJECT_CLIENT_REQUEST":
         values["headers_with_underscores_action"] = "REJECT_REQUEST"
     elif settings.headers_with_underscores_action is not None:
@@ -89,6 +93,14 @@ def build_http_settings(
     if len(report.errors) > errors:
         return None
     return ir.HttpSettings(**values)
+
+
+def checked_ms(text: str, field: str, report: ResourceReport) -> int:
+    """The milliseconds of a parsed duration, reporting one longer than Envoy can hold."""
+    ms = int(duration_ms(text))
+    if ms > MAX_DURATION_MS:
+        report.error(field, f"{text} is longer than 10000 years, the longest Envoy takes")
+    return min(ms, MAX_DURATION_MS)
 
 
 def _texts(settings: HttpConnectionManagerSettings, report: ResourceReport) -> dict[str, Any]:

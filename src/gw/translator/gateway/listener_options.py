@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 
-from gw.api.duration import duration_ms
 from gw.api.gateway import GatewaySpec
 from gw.api.listener_options import ConnectionLimit, ListenerOptions, ProxyProtocol, SocketOption
 from gw.translator import ir
+from gw.translator.gateway.hcm import checked_ms
 from gw.translator.reports import ResourceReport
 
 FIELD = "spec.options"
@@ -112,5 +112,5 @@ def _connection_limit(limit: ConnectionLimit, report: ResourceReport) -> ir.Conn
     delay = limit.delay_before_close
     return ir.ConnectionLimit(
         max_connections=limit.max_active_connections,
-        delay_ms=int(duration_ms(delay)) if delay is not None else None,
+        delay_ms=checked_ms(delay, f"{field}.delayBeforeClose", report) if delay else None,
     )
