@@ -5,7 +5,9 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 `Options.https_port` (placement roles `http` and `https`, which is what
 `virtualhosts.py` builds, so that case needs no placing). Once Gateway resources exist,
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
-its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`.
+its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
+carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
+which the built-in gateways get too) and accepts connections (`listener_options.py`).
 
 A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
 VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
