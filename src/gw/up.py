@@ -52,6 +52,7 @@ class UpOptions:
     log_level: str = defaults.LOG_LEVEL
     envoy_log_level: str = defaults.LOG_LEVEL
     concurrency: int | None = None
+    max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
     home: Path = field(default_factory=gw_home)
 
@@ -194,6 +195,7 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
                 xds_port=options.xds_port,
                 admin_host=options.bind,
                 admin_port=options.proxy_admin_port,
+                max_downstream_connections=options.max_downstream_connections,
             ),
             log_level=options.envoy_log_level,
             concurrency=options.concurrency,

@@ -63,6 +63,16 @@ def _run_on_uvloop(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
+MaxConnections = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Client connections the proxy accepts across all its listeners; more are closed "
+        "as they open (the admin port is exempt).",
+    ),
+]
+
+
 @app.command()
 def up(
     folder: Annotated[
@@ -96,6 +106,7 @@ def up(
     log_level: str = defaults.LOG_LEVEL,
     envoy_log_level: str = defaults.LOG_LEVEL,
     concurrency: Annotated[int | None, typer.Option(help="Envoy worker threads.")] = None,
+    global_downstream_max_connections: MaxConnections = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS,
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
@@ -122,6 +133,7 @@ def up(
         log_level=log_level,
         envoy_log_level=envoy_log_level,
         concurrency=concurrency,
+        max_downstream_connections=global_downstream_max_connections,
         discovery=discovery,
         home=home,
     )
@@ -326,6 +338,7 @@ def proxy(
     concurrency: int | None = None,
     xds_certs: XdsCerts = None,
     insecure_xds: InsecureXds = False,
+    global_downstream_max_connections: MaxConnections = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS,
 ) -> None:
     """Run a gateway proxy (Envoy) fed by the control plane at XDS."""
     import tempfile
@@ -357,6 +370,7 @@ def proxy(
             admin_host=admin_host,
             admin_port=admin_port,
             xds_tls=tls,
+            max_downstream_connections=global_downstream_max_connections,
         ),
         log_level=log_level,
         concurrency=concurrency,

@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.wire.extauth import AuthConfig
 
 #: The only request header the OIDC flow reads (host, path and method always go along).
 #: Fewer headers make each check cheaper to encode, send and parse.
@@ -100,3 +101,20 @@ def _check(config_id: str) -> ext_authz_pb2.ExtAuthzPerRoute:
         check_settings=ext_authz_pb2.CheckSettings(context_extensions={"config_id": config_id})
     )
     return out
+
+
+#: Headers a client legitimately sends to hosts without extauth: never stripped (on a
+#: guarded route the server overwrites them).
+CLIENT_HEADERS = frozenset({"authorization", "cookie"})
+
+
+def server_headers(auth_configs: Iterable[AuthConfig]) -> tuple[str, ...]:
+    """The request headers the extauth server sets for these AuthConfigs (the id and access
+    token headers), which listeners strip from every client request before routing."""
+    found = set()
+    for config in auth_configs:
+        oidc = config.oidc
+        for name in (oidc.id_token_header, oidc.access_token_header):
+            if name and name.lower() not in CLIENT_HEADERS:
+                found.add(name.lower())
+    return tuple(sorted(found))

@@ -15,6 +15,7 @@ from gw.api import ResourceRef
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.extauth import ExtAuthResolver
@@ -283,10 +284,14 @@ class RouteBuilder:
         found = self.refs.resolve(
             api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
         )
+        cluster = cluster_name(key.name, key.namespace)
+        if (reserved := reserved_cluster_problem(cluster)) is not None:
+            self.report.error(f"{field}.upstream", reserved)
+            return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
                 f"{field}.upstream",
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+        return ir.WeightedCluster(cluster=cluster)
