@@ -12,23 +12,17 @@ end) is logged with its traceback, recorded in `TASKS`, and the task starts agai
 `gwctl check` reads it: a task that is waiting to restart, or crashed in the last
 `RECENT_CRASH` seconds, is not healthy.
 
-`ChildProcess` does the same for a program run as a child (Envoy; the extauth and
-rate-limit servers under `gw up`).
+`gw.children` does the same for programs run as child processes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import signal
-import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -151,107 +145,3 @@ async def supervise(
         log.error("%s crashed; restarting in %.1fs", name, delay, exc_info=reason)
         health.crashed(reason, delay)
         await asyncio.sleep(delay)
-
-
-def _die_with_parent(parent: int) -> Callable[[], None]:
-    """For the child, before exec: ask Linux to SIGTERM it when its parent dies, even by
-    SIGKILL, so that no orphan keeps holding ports. A parent that died between fork and
-    this request cannot signal anymore: then the child exits at once."""
-
-    def in_child() -> None:
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            pr_set_pdeathsig = 1
-            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    return in_child
-
-
-class ChildProcess:
-    """A program kept running as a child: started again with back-off when it exits,
-    stopped with SIGTERM (SIGKILL after a timeout). Its output goes to `log_path`."""
-
-    BACKOFF = Backoff(first=0.5, most=10.0, stable=30.0)
-
-    def __init__(
-        self, name: str, log_path: Path | None = None, env: Mapping[str, str] | None = None
-    ) -> None:
-        self.name = name
-        self.log_path = log_path
-        self.env = dict(env) if env is not None else None
-        self.process: asyncio.subprocess.Process | None = None
-        self.restarts = 0
-        self._stopping = False
-        self._stop_event = asyncio.Event()
-
-    def command(self) -> list[str]:
-        raise NotImplementedError
-
-    async def spawn(self) -> asyncio.subprocess.Process:
-        """Start one instance (the back-off loop of `run()` waits for it)."""
-        log_file = None
-        if self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_file = open(self.log_path, "ab")  # noqa: SIM115 (closed below)
-        try:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command(),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log_file or None,
-                stderr=log_file or None,
-                env=self.env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent(os.getpid()),
-            )
-        finally:
-            if log_file is not None:
-                log_file.close()  # the child has its own copy
-        log.info("%s started (pid %s)", self.name, self.process.pid)
-        return self.process
-
-    async def run(self) -> None:
-        """Keep the program running until `stop()`."""
-        delay = self.BACKOFF.first
-        while not self._stopping:
-            started = time.monotonic()
-            process = self.process
-            if process is None or process.returncode is not None:
-                process = await self.spawn()
-            code = await process.wait()
-            if self._stopping:
-                return
-            lived = time.monotonic() - started
-            delay = self.BACKOFF.next(delay, lived) if self.restarts else delay
-            log.error(
-                "%s exited with status %s after %.1fs; restarting in %.1fs",
-                self.name,
-                code,
-                lived,
-                delay,
-            )
-            self.restarts += 1
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop_event.wait(), delay)
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.returncode is None
-
-    async def stop(self, timeout: float = 5.0) -> None:
-        """SIGTERM, then SIGKILL after `timeout` seconds."""
-        self._stopping = True
-        self._stop_event.set()
-        process = self.process
-        if process is None or process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), timeout)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()

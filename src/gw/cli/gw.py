@@ -244,7 +244,8 @@ async def _serve_folder(folder: Path, options: Options, serving: Serving) -> Non
     from gw import lifecycle
     from gw.servers import controlplane_servers
 
-    await lifecycle.serve(controlplane_servers(folder, options, serving).servers)
+    servers = controlplane_servers(folder, options, serving, wait_first_translation=True)
+    await lifecycle.serve(servers.servers)
 
 
 @app.command("discovery")
@@ -349,6 +350,10 @@ def proxy(
 
 
 XdsAddress = Annotated[str, typer.Option(help="Control plane xDS address, host:port.")]
+LogFile = Annotated[
+    Path | None,
+    typer.Option(help="Log to this file at the log level (and warnings to stderr)."),
+]
 Role = Annotated[str, typer.Option(help="xDS role to ask configuration for.")]
 
 
@@ -361,13 +366,14 @@ def extauth(
     port: Annotated[int, typer.Option(help="ext_authz gRPC port.")] = defaults.EXTAUTH_PORT,
     role: Role = defaults.EXTAUTH_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    log_file: LogFile = None,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
     from gw.extauth.server import extauth_server
     from gw.xds.component import Placement
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_file)
     placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
     run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
@@ -384,13 +390,14 @@ def ratelimit(
     ] = defaults.REDIS,
     role: Role = defaults.RATELIMIT_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    log_file: LogFile = None,
 ) -> None:
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
     from gw.ratelimit.server import ratelimit_server
     from gw.xds.component import Placement
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_file)
     placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
     run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
 

@@ -13,8 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gw.children import ChildProcess
 from gw.proxy.bootstrap import BootstrapOptions, bootstrap_json
-from gw.supervision import ChildProcess
 
 log = logging.getLogger(__name__)
 
