@@ -6,8 +6,8 @@
   event loop of its own (nothing of the control plane runs on that loop);
 - `own process`: `gw extauth` as a process of its own (gw up since #18).
 
-In each, a client calls the extauth server's gRPC Check in a loop (what Envoy does on every
-protected request) while the control plane reads and translates a folder that just
+In each, a client calls the extauth server's gRPC Check 50 times a second (what Envoy does on
+every protected request) while the control plane reads and translates a folder that just
 received `--upstreams` Upstreams in files of 5,000 plus an alias bomb (hostile, refused at
 once). The latencies measured from the writes until the translation is published are
 compared with the same layout idle (before the writes). The control plane reads in a
@@ -97,26 +97,31 @@ class Layout:
 
     def __init__(self, layout: str, folder: Path) -> None:
         self.xds, self.debug, self.extauth = (_free_port() for _ in range(3))
+        self.log = folder.parent / "processes.log"
         gw = [sys.executable, "-m", "gw"]
         if layout == "own process":
             self.processes = [
                 _spawn(
                     [*gw, "controlplane", "--dir", str(folder), "--bind", "127.0.0.1"]
-                    + ["--xds-port", str(self.xds), "--debug-port", str(self.debug)]
+                    + ["--xds-port", str(self.xds), "--debug-port", str(self.debug)],
+                    self.log,
                 ),
                 _spawn(
                     [*gw, "extauth", "--bind", "127.0.0.1", "--port", str(self.extauth)]
-                    + ["--xds", f"127.0.0.1:{self.xds}", "--log-level", "warning"]
+                    + ["--xds", f"127.0.0.1:{self.xds}", "--log-level", "warning"],
+                    self.log,
                 ),
             ]
         else:
             args = [str(folder), str(self.xds), str(self.debug), str(self.extauth), layout]
-            self.processes = [_spawn([sys.executable, "-m", "bench.isolation", "--serve", *args])]
+            command = [sys.executable, "-m", "bench.isolation", "--serve", *args]
+            self.processes = [_spawn(command, self.log)]
         self.checks = Checks(self.extauth)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while not (self.checks.answers() and self._translated()):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{layout} did not start")
+                self.stop()
+                raise TimeoutError(f"{layout} did not start:\n{self.log.read_text()}")
             time.sleep(0.1)
 
     def admin(self, path: str) -> Any:
@@ -135,19 +140,18 @@ class Layout:
             process.wait(30)
 
 
-def _spawn(command: list[str]) -> subprocess.Popen[bytes]:
+def _spawn(command: list[str], log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "START_STATS_SERVER": "1", "LOG_LEVEL": "warning"}
-    return subprocess.Popen(
-        command,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=env, stdout=out, stderr=out, start_new_session=True)
 
 
 class Checks:
-    """Calls Check in a loop in a thread, recording (sent at, seconds) of each answer."""
+    """Calls Check every `PERIOD` seconds in a thread (a steady trickle, the same in every
+    layout), recording (sent at, seconds) of each answer; a check that takes longer delays
+    the next."""
+
+    PERIOD = 0.02
 
     def __init__(self, port: int) -> None:
         self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -176,7 +180,7 @@ class Checks:
             except grpc.RpcError:
                 continue
             self.samples.append((sent, time.monotonic() - sent))
-            time.sleep(0.005)
+            time.sleep(max(0.0, sent + self.PERIOD - time.monotonic()))
 
     def between(self, start: float, stop: float) -> list[float]:
         return [seconds * 1000 for sent, seconds in self.samples if start <= sent <= stop]

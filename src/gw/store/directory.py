@@ -38,6 +38,7 @@ from gw.api import (
     ResourceKey,
     Settings,
     key_of,
+    kind_for,
     parse_document,
 )
 from gw.snapshot import InputError, Snapshot, Source
@@ -298,7 +299,7 @@ def _parse(number: int, data: object, refusal: str | None) -> _Document:
     doc = _Document(number=number)
     try:
         if refusal is not None:
-            raise ManifestError([Problem("", refusal)], key_of(data))
+            raise ManifestError([Problem("", refusal)], _safe_key(data))
         doc.resource = parse_document(data)
     except IgnoredDocument:
         doc.ignored = True
@@ -311,10 +312,13 @@ def _parse(number: int, data: object, refusal: str | None) -> _Document:
 
 
 def _safe_key(data: object) -> ResourceKey | None:
+    """The gw resource a document that could not be parsed meant, if it says. Other kinds
+    (a `List`, a Deployment) are blamed on the file: they have no status."""
     try:
-        return key_of(data)
+        key = key_of(data)
     except Exception:  # the same document broke the parser: name nothing
         return None
+    return key if key is not None and kind_for(key.kind) is not None else None
 
 
 def _unexpected(exc: Exception) -> str:

@@ -174,3 +174,17 @@ async def test_watch_reads_in_a_worker_thread(tmp_path: Path) -> None:
     await anext(watch)
     await watch.aclose()
     assert readers and readers[0] != threading.main_thread().name
+
+
+def test_a_refused_document_of_another_kind_is_blamed_on_the_file(tmp_path: Path) -> None:
+    """A `List` or a Deployment has no status: its refusal is an input error of the file."""
+    deep = "[" * 101 + "]" * 101
+    (tmp_path / "other.yaml").write_text(
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec: {deep}\n---\n"
+        f"apiVersion: v1\nkind: List\nitems: [{deep}]\n"
+    )
+    errors = DirectoryStore(tmp_path).scan().errors
+    assert [(e.key, str(e.source), e.message[:25]) for e in errors] == [
+        (None, "other.yaml, document 1", "nested more than 100 leve"),
+        (None, "other.yaml, document 2", "nested more than 100 leve"),
+    ]
