@@ -129,7 +129,8 @@ class Checker(threading.Thread):
 
     def stop(self) -> None:
         self.done.set()
-        self.join(10)
+        if self.is_alive():
+            self.join(10)
         self.channel.close()
 
 
