@@ -34,31 +34,13 @@ from typing import Any
 import grpc
 import httpx
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
+from tests.reliability.hostile_manifests import bomb_in_typed_field, many_documents
+from tests.support.ports import free_port
 
 from bench import peers, report
 
 LAYOUTS = ("shared loop", "own thread", "own process")
 PER_FILE = 5_000
-
-
-def bomb() -> str:
-    """An alias bomb in a typed field: 9**8 values once expanded, in a few hundred bytes."""
-    lines = ['  l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
-    lines += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 8)]
-    return (
-        "apiVersion: gateway.vendor.io/v1\nkind: VirtualService\n"
-        "metadata: {name: bomb, namespace: default}\nbomb:\n" + "\n".join(lines) + "\n"
-        "spec:\n  virtualHost: {domains: [bomb.test]}\n  sslConfig: {sniDomains: *l7}\n"
-    )
-
-
-def upstreams(start: int, stop: int) -> str:
-    return "".join(
-        f"---\napiVersion: gw.vendor.io/v1\nkind: Upstream\n"
-        f"metadata: {{name: bulk-{i}, namespace: default}}\n"
-        f"spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: 9}}]}}}}\n"
-        for i in range(start, stop)
-    )
 
 
 # --- the layouts --------------------------------------------------------------------------
@@ -96,7 +78,7 @@ class Layout:
     """One layout's processes on free ports; `admin(path)` reads the control plane."""
 
     def __init__(self, layout: str, folder: Path) -> None:
-        self.xds, self.debug, self.extauth = (_free_port() for _ in range(3))
+        self.xds, self.debug, self.extauth = (free_port() for _ in range(3))
         self.log = folder.parent / "processes.log"
         gw = [sys.executable, "-m", "gw"]
         if layout == "own process":
@@ -203,11 +185,10 @@ def measure(layout: str, count: int, work: Path) -> dict[str, Any]:
         time.sleep(1.0)
         before = running.admin("/proxies")["translation"]["count"]
         written = time.monotonic()
-        (folder / "bomb.yaml").write_text(bomb())
+        (folder / "bomb.yaml").write_text(bomb_in_typed_field(8))
         for start in range(0, count, PER_FILE):
-            (folder / f"bulk-{start}.yaml").write_text(
-                upstreams(start, min(start + PER_FILE, count))
-            )
+            stop = min(start + PER_FILE, count)
+            (folder / f"bulk-{start}.yaml").write_text(many_documents(stop, start, "bulk-"))
         deadline = time.monotonic() + 600
         while running.admin("/proxies")["translation"]["count"] == before or not _all_read(
             running, count
@@ -241,14 +222,6 @@ def _stats(ms: list[float]) -> dict[str, float]:
         "p99_ms": round(report.percentile(ms, 99), 2),
         "max_ms": round(max(ms, default=float("nan")), 2),
     }
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -94,9 +94,11 @@ def huge_file(size: int) -> str:
     return head + "# " + "x" * (size - len(head) - 3) + "\n"
 
 
-def many_documents(count: int) -> str:
+def many_documents(stop: int, start: int = 0, prefix: str = "u") -> str:
+    """Upstreams `<prefix><start>` to `<prefix><stop - 1>`, one document each."""
     return "".join(
-        f"---\n{UPSTREAM.format(name=f'u{i}', namespace='default')}" for i in range(count)
+        f"---\n{UPSTREAM.format(name=f'{prefix}{i}', namespace='default')}"
+        for i in range(start, stop)
     )
 
 

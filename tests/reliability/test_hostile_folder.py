@@ -27,7 +27,7 @@ import grpc
 import pytest
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
 
-from tests.reliability.hostile_manifests import bomb_in_typed_field, deep_json
+from tests.reliability.hostile_manifests import bomb_in_typed_field, deep_json, many_documents
 from tests.support.gwctl import gwctl
 from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
@@ -50,6 +50,16 @@ def echo(tmp_path: Path) -> Iterator[Echo]:
     server.stop()
 
 
+def app_folder(tmp_path: Path, echo: Echo) -> Path:
+    """A folder serving `app.test` from the echo upstream."""
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(
+        upstream("app", echo.port) + "---\n" + virtual_service("app", "app.test", "app")
+    )
+    return folder
+
+
 def served_by(gw: GwUp, host: str) -> str | int:
     response = gw.get("/", host=host)
     return response.headers.get("x-echo-name") or response.status_code
@@ -58,11 +68,7 @@ def served_by(gw: GwUp, host: str) -> str | int:
 def test_a_deeply_nested_file_is_an_input_error_and_the_watcher_goes_on(
     tmp_path: Path, echo: Echo
 ) -> None:
-    folder = tmp_path / "config"
-    folder.mkdir()
-    (folder / "app.yaml").write_text(
-        upstream("app", echo.port) + "---\n" + virtual_service("app", "app.test", "app")
-    )
+    folder = app_folder(tmp_path, echo)
     (folder / "deep.json").write_text(deep_json(2000))
     gw = GwUp(folder, tmp_path / "home")  # ready: Envoy is live and the folder translated
     try:
@@ -134,23 +140,10 @@ class Checker(threading.Thread):
         self.channel.close()
 
 
-def many_upstreams(start: int, stop: int) -> str:
-    return "".join(
-        f"---\napiVersion: gw.vendor.io/v1\nkind: Upstream\n"
-        f"metadata: {{name: bulk-{i}, namespace: default}}\n"
-        f"spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: 9}}]}}}}\n"
-        for i in range(start, stop)
-    )
-
-
 def test_extauth_answers_while_the_control_plane_chews_a_hostile_folder(
     tmp_path: Path, echo: Echo
 ) -> None:
-    folder = tmp_path / "config"
-    folder.mkdir()
-    (folder / "app.yaml").write_text(
-        upstream("app", echo.port) + "---\n" + virtual_service("app", "app.test", "app")
-    )
+    folder = app_folder(tmp_path, echo)
     gw = GwUp(folder, tmp_path / "home", extauth_port=free_port())
     checker = Checker(gw.extauth_port or 0)
     try:
@@ -161,7 +154,9 @@ def test_extauth_answers_while_the_control_plane_chews_a_hostile_folder(
         written = time.monotonic()
         (folder / "bomb.yaml").write_text(bomb_in_typed_field(8))
         for start in range(0, UPSTREAMS, PER_FILE):
-            (folder / f"bulk-{start}.yaml").write_text(many_upstreams(start, start + PER_FILE))
+            (folder / f"bulk-{start}.yaml").write_text(
+                many_documents(start + PER_FILE, start, "bulk-")
+            )
 
         def translated() -> bool:
             if gw.admin("/proxies")["translation"]["count"] == count:

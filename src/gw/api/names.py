@@ -25,32 +25,43 @@ _SUBDOMAIN_RE = re.compile(_SUBDOMAIN)
 
 def subdomain(value: str) -> str:
     """A valid resource name, or ValueError saying the Kubernetes rule."""
-    if len(value) > SUBDOMAIN_MAX:
-        raise ValueError(
-            f"a name must be no more than {SUBDOMAIN_MAX} characters (a DNS-1123 subdomain, "
-            f"as Kubernetes requires); this one has {len(value)}"
-        )
-    if not _SUBDOMAIN_RE.fullmatch(value):
-        raise ValueError(
-            "not a valid name: Kubernetes requires a DNS-1123 subdomain (RFC 1123, lower "
-            "case): lower case alphanumeric characters, '-' or '.', starting and ending with "
-            f"an alphanumeric character (e.g. 'example.com'; regex '{_SUBDOMAIN}')"
-        )
-    return value
+    return _checked(
+        value,
+        _SUBDOMAIN_RE,
+        SUBDOMAIN_MAX,
+        "name",
+        "subdomain",
+        "lower case alphanumeric characters, '-' or '.'",
+        "'example.com'",
+    )
 
 
 def label(value: str) -> str:
     """A valid namespace, or ValueError saying the Kubernetes rule."""
-    if len(value) > LABEL_MAX:
+    return _checked(
+        value,
+        _LABEL_RE,
+        LABEL_MAX,
+        "namespace",
+        "label",
+        "lower case alphanumeric characters or '-'",
+        "'my-name' or '123-abc'",
+    )
+
+
+def _checked(
+    value: str, rule: re.Pattern[str], most: int, noun: str, kind: str, chars: str, eg: str
+) -> str:
+    if len(value) > most:
         raise ValueError(
-            f"a namespace must be no more than {LABEL_MAX} characters (a DNS-1123 label, as "
+            f"a {noun} must be no more than {most} characters (a DNS-1123 {kind}, as "
             f"Kubernetes requires); this one has {len(value)}"
         )
-    if not _LABEL_RE.fullmatch(value):
+    if not rule.fullmatch(value):
         raise ValueError(
-            "not a valid namespace: Kubernetes requires a DNS-1123 label (RFC 1123, lower "
-            "case): lower case alphanumeric characters or '-', starting and ending with an "
-            f"alphanumeric character (e.g. 'my-name' or '123-abc'; regex '{_LABEL}')"
+            f"not a valid {noun}: Kubernetes requires a DNS-1123 {kind} (RFC 1123, lower "
+            f"case): {chars}, starting and ending with an alphanumeric character (e.g. {eg}; "
+            f"regex '{rule.pattern}')"
         )
     return value
 
