@@ -52,7 +52,7 @@ class DirectoryConfigSource(Model):
     API server takes requests up to 3 MiB.
 
     `directory` is the established field that names the folder; gw serves the folder given
-    on its command line and does not read it.
+    on its command line, and a Settings that sets it gets a warning saying so.
     """
 
     directory: str | None = None

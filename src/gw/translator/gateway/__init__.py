@@ -139,6 +139,13 @@ def _check_settings(snapshot: Snapshot, options: Options, reports: Reports) -> a
         else:
             reports.of(settings.key)  # Accepted
             read = settings
+        source = settings.spec.directory_config_source
+        if source is not None and source.directory is not None:
+            reports.of(settings.key).warning(
+                "spec.directoryConfigSource.directory",
+                "not supported: gw serves the folder named on its command line (gw up DIR, "
+                "gw controlplane --dir DIR); remove the field",
+            )
     return read
 
 
