@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -163,6 +164,9 @@ class ComponentProcess(ChildProcess):
         return [sys.executable, "-m", "gw", *self.args]
 
     async def start(self) -> None:
+        # A port already taken would answer the readiness probe for the child: refuse it
+        # first (the child, which does not share ports, would fail to bind anyway).
+        _check_free(self.host, self.port, self.name)
         process = await self.spawn()
         deadline = time.monotonic() + self.START_TIMEOUT
         while not await _accepts(self.host, self.port):
@@ -188,11 +192,21 @@ class ComponentProcess(ChildProcess):
                 await self._task
 
     def _tail(self) -> str:
-        """The end of its log: why it could not start."""
-        if self.log_file is None or not self.log_file.exists():
-            return "(see its output above)"
-        lines = self.log_file.read_text(errors="replace").strip().splitlines()
-        return lines[-1] if lines else "(nothing logged)"
+        """Why it could not start: the last line of its log, else where its errors went."""
+        if self.log_file is not None and self.log_file.exists():
+            lines = self.log_file.read_text(errors="replace").strip().splitlines()
+            if lines:
+                return lines[-1]
+        return "its errors went to this process's stderr"
+
+
+def _check_free(host: str, port: int, name: str) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise OSError(f"cannot listen for {name} on {host}:{port}: {exc.strerror}") from None
 
 
 async def _accepts(host: str, port: int) -> bool:

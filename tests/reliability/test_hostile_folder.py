@@ -73,6 +73,8 @@ def test_a_deeply_nested_file_is_an_input_error_and_the_watcher_goes_on(
     gw = GwUp(folder, tmp_path / "home")  # ready: Envoy is live and the folder translated
     try:
         assert served_by(gw, "app.test") == "app"
+        said = gw.process.output()  # "up" once the folder is translated, not before
+        assert said.index("VirtualService default.app: Accepted") < said.index("is up: proxy")
         checked = gwctl(gw.home, "check")
         assert "Checking Manifests... 1 Errors!" in checked.stdout
         assert "Found manifest that cannot be read: deep.json: nested more than 100 levels " in (
