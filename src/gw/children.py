@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from gw.supervision import Backoff
+from gw.supervision import Backoff, supervise
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,10 @@ class ComponentProcess(ChildProcess):
                 await self.stop()
                 raise OSError(f"{self.name} did not listen on {self.host}:{self.port} in time")
             await asyncio.sleep(0.05)
-        self._task = asyncio.create_task(self.run(), name=self.name)
+        # Supervised: a failure to start it again (no memory, no file handles) is retried too.
+        self._task = asyncio.create_task(
+            supervise(self.name, self.run, stopping=lambda: self._stopping), name=self.name
+        )
 
     async def wait(self) -> None:
         assert self._task is not None, "wait() before start()"
