@@ -44,14 +44,30 @@ Stage = Literal["early", "regular"]
 _Value = base_pb2.HeaderValueOption
 
 
-def stage_transformation(
-    vhost: ir.VirtualHost, route: ir.Route, stage: Stage
-) -> ir.Transformation | None:
-    """What `stage` does on `route`: a route's own transformations replace its host's."""
-    staged = route.transformations if route.transformations is not None else vhost.transformations
+def effective(vhost: ir.VirtualHost, route: ir.Route) -> ir.StagedTransformations | None:
+    """A route's own transformations replace its host's."""
+    return route.transformations if route.transformations is not None else vhost.transformations
+
+
+def stage_of(staged: ir.StagedTransformations | None, stage: Stage) -> ir.Stage | None:
     if staged is None:
         return None
     return staged.early if stage == "early" else staged.regular
+
+
+def stage_transformation(
+    vhost: ir.VirtualHost, route: ir.Route, stage: Stage
+) -> ir.Transformation | None:
+    """What Envoy's header filters do in `stage` on `route` (None when a script does it)."""
+    found = stage_of(effective(vhost, route), stage)
+    return found if isinstance(found, ir.Transformation) else None
+
+
+def weighted_clusters(route: ir.Route) -> list[ir.WeightedCluster]:
+    """The clusters of `route` that carry their own transformations."""
+    if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
+        return []
+    return [c for c in route.action.clusters if c.transformations is not None]
 
 
 def _reads(t: ir.Transformation) -> bool:
@@ -98,12 +114,35 @@ class _StageFilter(abc.ABC):
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         for vhost in vhosts:
             for route in vhost.routes:
-                t = stage_transformation(vhost, route, self.stage)
-                if t is not None and self.needed(t):
+                stages = [stage_transformation(vhost, route, self.stage)] + [
+                    stage_of(c.transformations, self.stage) for c in weighted_clusters(route)
+                ]
+                if any(isinstance(t, ir.Transformation) and self.needed(t) for t in stages):
                     return hcm_pb2.HttpFilter(
                         name=self.name, typed_config=pack(self.typed_config())
                     )
         return None
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        return self.config_for(stage_transformation(vhost, route, self.stage))
+
+    def per_weighted_cluster(
+        self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
+    ) -> Message | None:
+        """The cluster's own stage; an empty config where the route's would apply."""
+        own = stage_of(cluster.transformations, self.stage)
+        config = self.config_for(own if isinstance(own, ir.Transformation) else None)
+        if config is None and self.per_route(vhost, route) is not None:
+            return self.empty_per_route()
+        return config
+
+    def empty_per_route(self) -> Message:
+        """A per-route config that does nothing."""
+        return self.typed_config()
+
+    @abc.abstractmethod
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
+        """The per-route config doing `t`, or None when there is nothing to do."""
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         return None
@@ -124,8 +163,7 @@ class TransformExtract(_StageFilter):
         config: Message = h2m_pb2.Config()
         return config
 
-    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        t = stage_transformation(vhost, route, self.stage)
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
         if t is None or not _reads(t):
             return None
         rules = [self._extractor_rule(e) for e in t.extractors]
@@ -176,8 +214,11 @@ class TransformHeaders(_StageFilter):
         config: Message = header_mutation_pb2.HeaderMutation()
         return config
 
-    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        t = stage_transformation(vhost, route, self.stage)
+    def empty_per_route(self) -> Message:
+        config: Message = header_mutation_pb2.HeaderMutationPerRoute()
+        return config
+
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
         if t is None or not _writes(t):
             return None
         mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in t.headers_to_remove]

@@ -126,6 +126,8 @@ class TemplateTransformation:
     merged_keys: tuple[MergedKey, ...] = ()
     parse_json: bool = True
     ignore_parse_errors: bool = False
+    #: `passthrough`: the body is never buffered (templates see it empty).
+    passthrough: bool = False
     dynamic_metadata: tuple[MetadataValue, ...] = ()
     escape_characters: bool = False
 
