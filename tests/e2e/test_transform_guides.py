@@ -6,6 +6,7 @@ each guide's `domains: ['*']` became a host of its own so that they can be serve
 and each test runs the guide's own requests and checks what the guide says they show.
 """
 
+# ruff: noqa: E501 (the guides' manifests keep their long template lines)
 from __future__ import annotations
 
 import base64

@@ -4,6 +4,7 @@ upstream that answers with the request it got (`tests/support/json_echo.py`).
 One `gw up` serves every virtual service below; each test sends its own requests.
 """
 
+# ruff: noqa: E501 (the guides' manifests keep their long template lines)
 from __future__ import annotations
 
 import json
@@ -320,8 +321,8 @@ def test_clear_route_cache_reroutes_on_the_new_header(gw: GwUp) -> None:
 
 def test_matchers_and_inherited_entries(gw: GwUp) -> None:
     def entry(path: str, **headers: str) -> str | None:
-        found: str | None = send(gw, "match", path, headers=headers).json()["headers"].get(
-            "x-entry"
+        found: str | None = (
+            send(gw, "match", path, headers=headers).json()["headers"].get("x-entry")
         )
         return found
 
@@ -334,7 +335,7 @@ def test_matchers_and_inherited_entries(gw: GwUp) -> None:
 def test_raw_string_and_escape_characters(gw: GwUp) -> None:
     msg = 'say "hi"\\now'
     raw = send(gw, "escape", content=json.dumps({"msg": msg})).json()
-    assert json.loads(raw["body"].replace(', "plain"', '}').split("}")[0] + "}")["raw"] == msg
+    assert json.loads(raw["body"].replace(', "plain"', "}").split("}")[0] + "}")["raw"] == msg
     escaped = send(gw, "escape", "/escaped", content=json.dumps({"msg": msg})).json()
     assert escaped["data"] == {"msg": msg}
 
@@ -345,14 +346,25 @@ _JSON = st.recursive(
     | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(st.characters(blacklist_categories=("Cs",))),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), inner, max_size=4
+        )
+    ),
     max_leaves=20,
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.one_of(st.lists(_JSON, max_size=4), st.dictionaries(st.text(max_size=8), _JSON, max_size=5)), ascii_only=st.booleans())
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    value=st.one_of(
+        st.lists(_JSON, max_size=4), st.dictionaries(st.text(max_size=8), _JSON, max_size=5)
+    ),
+    ascii_only=st.booleans(),
+)
 def test_random_json_round_trips_through_envoy(gw: GwUp, value: Any, ascii_only: bool) -> None:
     """`{{ context() }}` re-encodes the parsed body: any JSON comes back equal."""
     sent = json.dumps(value, ensure_ascii=ascii_only)

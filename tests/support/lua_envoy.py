@@ -84,7 +84,10 @@ function Handle:streamInfo()
   return { dynamicMetadata = function()
     return {
       get = function(_, ns) return handle.meta[ns] end,
-      set = function(_, ns, k, v) handle.meta[ns] = handle.meta[ns] or {}; handle.meta[ns][k] = v end,
+      set = function(_, ns, k, v)
+        handle.meta[ns] = handle.meta[ns] or {}
+        handle.meta[ns][k] = v
+      end,
     }
   end }
 end
@@ -108,9 +111,7 @@ class LuaEnvoy:
         self.lua.execute(_HANDLE)
         self.metadata = self.lua.table()
 
-    def run(
-        self, source: str, phase: str, headers: list[tuple[str, str]], body: str = ""
-    ) -> Any:
+    def run(self, source: str, phase: str, headers: list[tuple[str, str]], body: str = "") -> Any:
         pairs = self.lua.table(*(self.lua.table(k.lower(), v) for k, v in headers))
         handle = self.lua.globals().make_handle(pairs, body, self.metadata)
         return self.lua.globals().run(source, phase, handle)

@@ -21,10 +21,13 @@ _OPS = {"byte": 1, "split": 2, "jmp": 3, "save": 4, "assert": 5, "match": 6}
 @functools.cache
 def runtime() -> str:
     here = resources.files("gw.translator.envoy")
-    return "\n".join(
-        (here / name).read_text(encoding="utf-8")
-        for name in ("transform_runtime.lua", "transform_engine.lua")
-    ).replace("\nreturn R\n", "\n") + "\nreturn R\n"
+    return (
+        "\n".join(
+            (here / name).read_text(encoding="utf-8")
+            for name in ("transform_runtime.lua", "transform_engine.lua")
+        ).replace("\nreturn R\n", "\n")
+        + "\nreturn R\n"
+    )
 
 
 def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
@@ -89,10 +92,11 @@ def _calls(step: ir.TemplateTransformation, name: str) -> list[ir.Call]:
 
 def _request_rule(rule: ir.RequestRule) -> str:
     return (
-        "{ condition = " + _condition(rule.condition)
+        "{ condition = "
+        + _condition(rule.condition)
         + f", clear_route_cache = {_bool(rule.clear_route_cache)}"
         + f", request = {_step(rule.request)}, response = {_step(rule.response)} }}"
-    )  # fmt: skip
+    )
 
 
 def _response_rule(rule: ir.ResponseRule) -> str:
@@ -115,7 +119,9 @@ def _condition(c: ir.RequestCondition | None) -> str:
     if c.path_kind == "regex":
         parts.append(f"prog = {program(regex)}")
     if c.methods:
-        parts.append("methods = {" + "".join(f"[{lua_string(m)}] = true, " for m in c.methods) + "}")
+        parts.append(
+            "methods = {" + "".join(f"[{lua_string(m)}] = true, " for m in c.methods) + "}"
+        )
     return "{ " + ", ".join(parts) + " }"
 
 
@@ -145,26 +151,34 @@ def _step(step: ir.Step | None) -> str:
         f"body = {lua_string(step.body)}",
         f"reads_body = {_bool(_reads_body(step))}",
         "extractors = {" + ", ".join(_extractor(e) for e in step.extractors) + "}",
-        "headers = {" + ", ".join(
+        "headers = {"
+        + ", ".join(
             f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, esc)} }}"
             for h in step.headers
-        ) + "}",
+        )
+        + "}",
         "remove = {" + ", ".join(lua_string(h) for h in step.headers_to_remove) + "}",
-        "append = {" + ", ".join(
+        "append = {"
+        + ", ".join(
             f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, esc)} }}"
             for h in step.headers_to_append
-        ) + "}",
-        "metadata = {" + ", ".join(
+        )
+        + "}",
+        "metadata = {"
+        + ", ".join(
             f"{{ namespace = {lua_string(m.namespace)}, key = {lua_string(m.key)}, "
             f"json = {_bool(m.json_to_proto)}, template = {compile_template(m.template, esc)} }}"
             for m in step.dynamic_metadata
-        ) + "}",
-        "merged_keys = {" + ", ".join(
+        )
+        + "}",
+        "merged_keys = {"
+        + ", ".join(
             f"{{ path = {_path(m.key)}, override_empty = {_bool(m.override_empty)}, "
             f"template = {compile_template(m.template, esc)} }}"
             for m in step.merged_keys
-        ) + "}",
-    ]  # fmt: skip
+        )
+        + "}",
+    ]
     if step.body == "template":
         fields.append(f"body_template = {compile_template(step.body_template, esc)}")
     return "{ " + ", ".join(fields) + " }"

@@ -64,7 +64,9 @@ class TransformScript:
     def per_weighted_cluster(
         self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
     ) -> Message | None:
-        above = route.transformations if route.transformations is not None else vhost.transformations
+        above = (
+            route.transformations if route.transformations is not None else vhost.transformations
+        )
         return self._own(cluster.transformations, above)
 
     def _own(

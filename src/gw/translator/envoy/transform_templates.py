@@ -60,7 +60,9 @@ class _Compiler:
         k, items, obj = (f"{p}{self.counter}" for p in ("k", "items", "obj"))
         inner = {**scope, "loop": f"loop{self.counter}"}
         lines = [f"do local {items}, {obj} = R.each({self.expr(node.iterable, scope)})\n"]
-        lines.append(f"for {k} = 1, #{items} do\nlocal loop{self.counter} = R.loop({k}, #{items})\n")
+        lines.append(
+            f"for {k} = 1, #{items} do\nlocal loop{self.counter} = R.loop({k}, #{items})\n"
+        )
         if len(node.loop) == 2:
             key, value = node.loop
             inner[key], inner[value] = f"v_{key}{self.counter}", f"v_{value}{self.counter}"
@@ -131,7 +133,7 @@ def lua_string(text: str) -> str:
     out = []
     for b in text.encode("utf-8"):
         ch = chr(b)
-        if ch in "\"\\":
+        if ch in '"\\':
             out.append("\\" + ch)
         elif 32 <= b < 127:
             out.append(ch)

@@ -77,7 +77,9 @@ Entries = tuple[list[tuple[RequestMatch, str]], list[tuple[ResponseMatch, str]]]
 def _entries(stage: RequestResponseTransformations | None, where: str) -> Entries:
     if stage is None:
         return [], []
-    requests = [(e, f"{where}.requestTransforms[{i}]") for i, e in enumerate(stage.request_transforms)]
+    requests = [
+        (e, f"{where}.requestTransforms[{i}]") for i, e in enumerate(stage.request_transforms)
+    ]
     responses = [
         (e, f"{where}.responseTransforms[{i}]") for i, e in enumerate(stage.response_transforms)
     ]
@@ -92,10 +94,11 @@ def _stage(
 ) -> ir.Stage | None:
     if not requests and not responses:
         return None
-    for (entry, where), (later, later_where) in zip(requests, requests[1:], strict=False):
+    for (entry, _), (_, later_where) in zip(requests, requests[1:], strict=False):
         if entry.matcher is None:
             report.warning(
-                later_where, "never applies: an earlier entry of requestTransforms matches every request"
+                later_where,
+                "never applies: an earlier entry of requestTransforms matches every request",
             )
             break
     if is_native(requests, responses) and not defaults.log and not defaults.escape_characters:
@@ -105,7 +108,9 @@ def _stage(
         assert template is not None
         for later, later_where in requests[1:]:  # checked, although they never apply
             build_rules([(later, later_where)], [], defaults, report)
-        return build_native(template, f"{where}.requestTransformation.transformationTemplate", report)
+        return build_native(
+            template, f"{where}.requestTransformation.transformationTemplate", report
+        )
     return build_rules(requests, responses, defaults, report)
 
 
@@ -113,7 +118,9 @@ def _span_name(requests: list[tuple[RequestMatch, str]], report: ResourceReport)
     name = None
     for entry, where in requests:
         t = entry.request_transformation
-        span = t.transformation_template.span_transformer if t and t.transformation_template else None
+        span = (
+            t.transformation_template.span_transformer if t and t.transformation_template else None
+        )
         if span is None:
             continue
         at = f"{where}.requestTransformation.transformationTemplate.spanTransformer.name.text"
@@ -164,11 +171,15 @@ def as_script(stage: ir.Stage) -> ir.TransformationScript:
         return stage
     extractors = tuple(
         ir.TemplateExtractor(
-            name=e.name, header=e.header, regex=e.regex, subgroup=e.subgroup, mode=e.mode,
+            name=e.name,
+            header=e.header,
+            regex=e.regex,
+            subgroup=e.subgroup,
+            mode=e.mode,
             replacement=e.replacement,
         )
         for e in stage.extractors
-    )  # fmt: skip
+    )
     step = ir.TemplateTransformation(
         extractors=extractors,
         headers=tuple(_rendered(h) for h in stage.headers),

@@ -30,7 +30,9 @@ _EXPRESSION = re.compile(r"\{\{(.*?)\}\}|\{%|\{#", re.DOTALL)
 _CALL = re.compile(r"""(extraction|header)\(\s*(["'])(.*?)\2\s*\)""")
 
 
-def is_native(requests: list[tuple[RequestMatch, str]], responses: list[tuple[ResponseMatch, str]]) -> bool:
+def is_native(
+    requests: list[tuple[RequestMatch, str]], responses: list[tuple[ResponseMatch, str]]
+) -> bool:
     """Whether Envoy's header filters can serve the stage (see the module docstring)."""
     if responses or not requests:
         return False

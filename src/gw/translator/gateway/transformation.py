@@ -13,28 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gw.api.transform import (
-    Extraction,
     HeaderMatcher,
     RequestMatch,
     ResponseMatch,
     Transformation,
     TransformationMatcher,
-    TransformationTemplate,
 )
 from gw.translator import ir
-from gw.translator.gateway.headers import header_name_problem, line_break_problem
-from gw.translator.gateway.template import Parsed, TemplateError, parse_template
-from gw.translator.gateway.transform_extractors import group_references
-from gw.translator.regex import RegexError, capture_groups
-from gw.translator.regex_program import compile_program
+from gw.translator.gateway.transformation_template import TemplateBuilder, check_regex
 from gw.translator.reports import ResourceReport
-
-#: The namespace of `dynamicMetadataValues` without `metadataNamespace` (the established
-#: gateway's transformation filter name, with its vendor renamed).
-DEFAULT_METADATA_NAMESPACE = "io.vendor.transformation"
-_REQUEST_PSEUDO = frozenset({":path", ":method", ":authority", ":scheme"})
-_MODES = {"EXTRACT": "extract", "SINGLE_REPLACE": "single_replace", "REPLACE_ALL": "replace_all"}
-_BODY_FUNCTIONS = frozenset({"body", "context"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +54,15 @@ def build_rules(
                     _header_match(m, f"{where}.matchers[{i}]", report)
                     for i, m in enumerate(entry.matchers)
                 ),
-                response=_step(entry.response_transformation, f"{where}.responseTransformation",
-                               False, defaults, report),
+                response=_step(
+                    entry.response_transformation,
+                    f"{where}.responseTransformation",
+                    False,
+                    defaults,
+                    report,
+                ),
             )
-        )  # fmt: skip
+        )
     logged = defaults.log or any(
         t is not None and t.log_request_response_info
         for entry, _ in requests
@@ -90,11 +82,17 @@ def _request_rule(
     return ir.RequestRule(
         condition=condition,
         clear_route_cache=entry.clear_route_cache,
-        request=_step(entry.request_transformation, f"{where}.requestTransformation", True,
-                      defaults, report),
-        response=_step(entry.response_transformation, f"{where}.responseTransformation", False,
-                       defaults, report),
-    )  # fmt: skip
+        request=_step(
+            entry.request_transformation, f"{where}.requestTransformation", True, defaults, report
+        ),
+        response=_step(
+            entry.response_transformation,
+            f"{where}.responseTransformation",
+            False,
+            defaults,
+            report,
+        ),
+    )
 
 
 def _condition(m: TransformationMatcher, where: str, report: ResourceReport) -> ir.RequestCondition:
@@ -103,35 +101,25 @@ def _condition(m: TransformationMatcher, where: str, report: ResourceReport) -> 
         report.error(where, "set one of prefix, exact and regex")
     kind, path = paths[0] if paths else ("prefix", "/")
     if kind == "regex":
-        _program(path, f"{where}.regex", report)
+        check_regex(path, f"{where}.regex", report)
     return ir.RequestCondition(
         path_kind=kind,  # type: ignore[arg-type]
         path=path,
         case_sensitive=m.case_sensitive is not False,
-        headers=tuple(_header_match(h, f"{where}.headers[{i}]", report) for i, h in enumerate(m.headers)),
+        headers=tuple(
+            _header_match(h, f"{where}.headers[{i}]", report) for i, h in enumerate(m.headers)
+        ),
         query=tuple(
-            ir.MatchHeader(name=q.name, value=q.value, regex=q.regex)
-            for q in m.query_parameters
+            ir.MatchHeader(name=q.name, value=q.value, regex=q.regex) for q in m.query_parameters
         ),
         methods=tuple(x.upper() for x in m.methods),
-    )  # fmt: skip
+    )
 
 
 def _header_match(m: HeaderMatcher, where: str, report: ResourceReport) -> ir.MatchHeader:
     if m.regex and m.value:
-        _program(m.value, f"{where}.value", report)
+        check_regex(m.value, f"{where}.value", report)
     return ir.MatchHeader(name=m.name, value=m.value, regex=m.regex, invert=m.invert_match)
-
-
-def _program(regex: str, where: str, report: ResourceReport) -> int | None:
-    """The regex's capture groups, after checking it as RE2 and as the script runs it."""
-    try:
-        groups = capture_groups(regex)
-        compile_program(regex)
-    except RegexError as exc:
-        report.error(where, str(exc))
-        return None
-    return groups
 
 
 def _step(
@@ -147,183 +135,8 @@ def _step(
             add_request_metadata=t.header_body_transform.add_request_metadata
         )
     assert t.transformation_template is not None
+    template = t.transformation_template
+    escape = defaults.escape_characters
     return TemplateBuilder(
-        t.transformation_template, f"{where}.transformationTemplate", request, defaults, report
+        template, f"{where}.transformationTemplate", request, escape, report
     ).build()
-
-
-class TemplateBuilder:
-    """One `transformationTemplate`, checked field by field."""
-
-    def __init__(
-        self, t: TransformationTemplate, where: str, request: bool, defaults: Defaults,
-        report: ResourceReport,
-    ) -> None:  # fmt: skip
-        self.t, self.where, self.request, self.report = t, where, request, report
-        self.escape = t.escape_characters if t.escape_characters is not None else defaults.escape_characters
-        self.reads_data = False
-        self.calls: set[str] = set()
-
-    def build(self) -> ir.TemplateTransformation:
-        t, where = self.t, self.where
-        modes = [n for n, v in (("body", t.body), ("passthrough", t.passthrough),
-                 ("mergeExtractorsToBody", t.merge_extractors_to_body),
-                 ("mergeJsonKeys", t.merge_json_keys)) if v is not None]  # fmt: skip
-        if len(modes) > 1:
-            self.report.error(where, f"set only one of {', '.join(modes)}: they are alternatives")
-        extractors = tuple(
-            e for name, x in sorted(t.extractors.items())
-            if (e := self._extractor(name, x, f"{where}.extractors.{name}")) is not None
-        )  # fmt: skip
-        headers = tuple(
-            h for name, x in sorted(t.headers.items())
-            if (h := self._header(name, x.text, f"{where}.headers.{name}")) is not None
-        )  # fmt: skip
-        appended = tuple(
-            h for i, x in enumerate(t.headers_to_append)
-            if (h := self._header(x.key, x.value.text, f"{where}.headersToAppend[{i}]", "value.text"))
-            is not None
-        )  # fmt: skip
-        removed = []
-        for i, name in enumerate(t.headers_to_remove):
-            problem = header_name_problem(name)
-            if problem is not None:
-                self.report.error(f"{where}.headersToRemove[{i}]", problem)
-            removed.append(_header_key(name))
-        metadata = []
-        for i, m in enumerate(t.dynamic_metadata_values):
-            at = f"{where}.dynamicMetadataValues[{i}]"
-            if not m.key:
-                self.report.error(f"{at}.key", "set key: the metadata key to write")
-            metadata.append(ir.MetadataValue(
-                namespace=m.metadata_namespace or DEFAULT_METADATA_NAMESPACE, key=m.key,
-                template=self._template(m.value.text, f"{at}.value.text"),
-                json_to_proto=m.json_to_proto,
-            ))  # fmt: skip
-        body, body_template, merged = self._body()
-        if t.span_transformer is not None and not self.request:
-            self.report.warning(f"{where}.spanTransformer", "no effect on a response: spans are named on the request side")
-        parse = t.parse_body_behavior != "DontParse" and t.passthrough is None
-        reads = self.reads_data or bool(self.calls & {"context"}) or body in ("merge_extractors", "merge_json_keys")
-        if t.merge_json_keys is not None and t.parse_body_behavior == "DontParse":
-            self.report.error(f"{where}.mergeJsonKeys", "mergeJsonKeys needs the body parsed as JSON: remove parseBodyBehavior: DontParse")
-        return ir.TemplateTransformation(
-            advanced=t.advanced_templates, extractors=extractors, headers=headers,
-            headers_to_remove=tuple(removed), headers_to_append=appended, body=body,
-            body_template=body_template, merged_keys=merged, parse_json=parse and reads,
-            ignore_parse_errors=t.ignore_error_on_parse, dynamic_metadata=tuple(metadata),
-            escape_characters=bool(self.escape), passthrough=t.passthrough is not None,
-        )  # fmt: skip
-
-    def _body(self) -> tuple[str, tuple[ir.Node, ...], tuple[ir.MergedKey, ...]]:
-        t = self.t
-        if t.body is not None:
-            return "template", self._template(t.body.text, f"{self.where}.body.text"), ()
-        if t.merge_extractors_to_body is not None:
-            return "merge_extractors", (), ()
-        if t.merge_json_keys is not None:
-            merged = tuple(
-                ir.MergedKey(key=k, template=self._template(v.tmpl.text, f"{self.where}.mergeJsonKeys.jsonKeys.{k}.tmpl.text"),
-                             override_empty=v.override_empty)
-                for k, v in sorted(t.merge_json_keys.json_keys.items())
-            )  # fmt: skip
-            return "merge_json_keys", (), merged
-        return "keep", (), ()
-
-    def _extractor(self, name: str, x: Extraction, where: str) -> ir.TemplateExtractor | None:
-        errors = len(self.report.errors)
-        if (x.header is None) == (x.body is None):
-            self.report.error(where, "set exactly one of header and body: where the value comes from")
-        header = _header_key(x.header) if x.header else None
-        if not x.regex:
-            self.report.error(f"{where}.regex", "set regex (.* takes the whole value)")
-            return None
-        groups = _program(x.regex, f"{where}.regex", self.report)
-        mode = _MODES[x.mode]
-        replacement: tuple[str | int, ...] = ()
-        if mode == "extract" and x.replacement_text is not None:
-            self.report.error(f"{where}.replacementText", "replacementText is only for modes SINGLE_REPLACE and REPLACE_ALL")
-        elif mode != "extract" and x.replacement_text is None:
-            self.report.error(f"{where}.replacementText", f"mode {x.mode} needs replacementText")
-        elif mode == "single_replace":
-            replacement = (x.replacement_text or "",)
-        elif mode == "replace_all":
-            replacement = group_references(x.replacement_text or "", groups, f"{where}.replacementText", self.report)
-        if mode == "replace_all" and x.subgroup:
-            self.report.error(f"{where}.subgroup", "mode REPLACE_ALL replaces whole matches: leave subgroup unset (0)")
-        elif groups is not None and x.subgroup > groups:
-            self.report.error(f"{where}.subgroup", f"subgroup {x.subgroup} is beyond the regex's {groups} capture group(s); 0 is the whole match")
-        if len(self.report.errors) != errors:
-            return None
-        return ir.TemplateExtractor(name=name, header=header, regex=x.regex, subgroup=x.subgroup,
-                                    mode=mode, replacement=replacement)  # type: ignore[arg-type]
-
-    def _header(self, name: str, text: str, where: str, leaf: str = "text") -> ir.RenderedHeader | None:
-        key = _header_key(name)
-        allowed = _REQUEST_PSEUDO if self.request else frozenset({":status"})
-        if key.startswith(":") and key not in allowed:
-            self.report.error(where, f"{name!r} cannot be written here; pseudo-headers a "
-                              f"{'request' if self.request else 'response'} transformation writes: {', '.join(sorted(allowed))}")
-            return None
-        problem = None if key.startswith(":") else header_name_problem(name)
-        if problem is not None:
-            self.report.error(where, problem)
-            return None
-        template = self._template(text, f"{where}.{leaf}")
-        for node in _texts(template):
-            if (problem := line_break_problem(node)) is not None:
-                self.report.error(f"{where}.{leaf}", problem)
-                return None
-        return ir.RenderedHeader(name=key, template=template)
-
-    def _template(self, text: str, where: str) -> tuple[ir.Node, ...]:
-        try:
-            parsed: Parsed = parse_template(text, pointer=self.t.advanced_templates)
-        except TemplateError as exc:
-            self.report.error(where, f"template not supported: {exc}")
-            return ()
-        self.calls |= parsed.calls
-        data = parsed.variables - {name.split(".")[0] for name in self.t.extractors}
-        if self.t.advanced_templates:
-            data = parsed.variables
-        self.reads_data = self.reads_data or bool(data) or "exists" in parsed.calls
-        for call in _extraction_names(parsed.nodes):
-            if call not in self.t.extractors:
-                defined = ", ".join(sorted(self.t.extractors)) or "none"
-                self.report.error(where, f'extraction("{call}") names an extractor that is not defined (defined: {defined})')
-        return parsed.nodes
-
-
-def _texts(nodes: object) -> list[str]:
-    """The literal text of a template tree."""
-    if isinstance(nodes, ir.Text):
-        return [nodes.text]
-    if isinstance(nodes, tuple):
-        return [t for item in nodes for t in _texts(item)]
-    if hasattr(nodes, "__dataclass_fields__"):
-        return [t for field in nodes.__dataclass_fields__ for t in _texts(getattr(nodes, field))]
-    return []
-
-
-def _extraction_names(nodes: object) -> list[str]:
-    found: list[str] = []
-    if isinstance(nodes, ir.Call) and nodes.call == "extraction":
-        arg = nodes.args[0]
-        if isinstance(arg, ir.Literal) and isinstance(arg.literal, str):
-            found.append(arg.literal)
-    if isinstance(nodes, tuple):
-        for item in nodes:
-            found += _extraction_names(item)
-    elif hasattr(nodes, "__dataclass_fields__"):
-        for field in nodes.__dataclass_fields__:
-            found += _extraction_names(getattr(nodes, field))
-    return found
-
-
-def _header_key(name: str) -> str:
-    lowered = name.lower()
-    return ":authority" if lowered == "host" else lowered
-
-
-def uses_body(parsed: Parsed) -> bool:
-    return bool(parsed.calls & _BODY_FUNCTIONS) or bool(parsed.variables)

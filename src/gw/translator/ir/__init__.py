@@ -52,7 +52,6 @@ from gw.translator.ir.routes import (
 )
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.source import SourceRef
-from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -67,6 +66,7 @@ from gw.translator.ir.template import (
     Text,
     Var,
 )
+from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.transform import (
     Extractor,
     ExtractorRef,
