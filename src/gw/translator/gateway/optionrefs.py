@@ -106,7 +106,8 @@ def _resolve(
 
 def check_option_resources(refs: Refs, reports: Reports) -> None:
     """Each VirtualHostOption / RouteOption on its own: the options gw can check without a
-    virtual host (retries, cors, transformations). A rejected one rejects every host that refers to it."""
+    virtual host (retries, cors, transformations). A rejected one rejects every host that
+    refers to it."""
     for vh_option in refs.of_kind(api.VirtualHostOption):
         report = reports.of(vh_option.key)
         vh = vh_option.spec.options

@@ -78,10 +78,21 @@ def test_json_escapes_and_numbers(lua: Any) -> None:
 
 
 _PATTERNS = [
-    r"(.*foo=([^&]*).*)", r"[\s\S]*id: ([0-9]{4})[\s\S]*", r"a|ab|abc", r"(a+)(b*?)c?",
-    r"(?i)hello\s(\w+)", r"^x$", r"(a|b){2,3}c", r"\bword\b", r"[^a-c]+", r"(\d+)-(\d+)",
-    r"a.*?b", r"(?s)a.b", r"x*", r"[a-]z",
-]  # fmt: skip
+    r"(.*foo=([^&]*).*)",
+    r"[\s\S]*id: ([0-9]{4})[\s\S]*",
+    r"a|ab|abc",
+    r"(a+)(b*?)c?",
+    r"(?i)hello\s(\w+)",
+    r"^x$",
+    r"(a|b){2,3}c",
+    r"\bword\b",
+    r"[^a-c]+",
+    r"(\d+)-(\d+)",
+    r"a.*?b",
+    r"(?s)a.b",
+    r"x*",
+    r"[a-]z",
+]
 
 
 @settings(max_examples=200, deadline=None)
@@ -123,27 +134,56 @@ def render(lua: Any, template: str, data: str = "{}", headers: dict[str, str] | 
 @pytest.mark.parametrize(
     ("template", "data", "expected"),
     [
-        ('{{ substring("abcdef", 2) }}|{{ substring("abcdef", 1, 2) }}|{{ substring("ab", 5) }}',
-         "{}", "cdef|bc|"),
+        (
+            '{{ substring("abcdef", 2) }}|{{ substring("abcdef", 1, 2) }}|{{ substring("ab", 5) }}',
+            "{}",
+            "cdef|bc|",
+        ),
         ('{{ substring("abc", 0, -1) }}', "{}", "abc"),
-        ('{{ base64_encode("hi?") }} {{ base64_decode("aGk/") }} {{ base64url_encode("hi?") }}',
-         "{}", "aGk/ hi? aGk_"),
-        ("{{ a }}|{{ b }}|{{ c }}|{{ d }}|{{ e }}", '{"a":"s","b":1.5,"c":null,"d":[1,{"x":true}],"e":7}',
-         's|1.5||[1,{"x":true}]|7'),
-        ('{{ length(xs) }} {{ first(xs) }} {{ last(xs) }} {{ join(xs, "-") }} {{ at(xs, 1) }}',
-         '{"xs":[3,4,5]}', "3 3 5 3-4-5 4"),
-        ('{% if 2 in xs and not false %}in{% endif %}{% if xs %}!{% endif %}', '{"xs":[1,2]}', "in!"),
-        ('{{ replace("a.b.c", ".", "%") }} {{ lower("AbC") }} {{ capitalize("hELLO") }}', "{}",
-         "a%b%c abc Hello"),
-        ('{{ int("42") + 1 }} {{ 7 % 3 }} {{ 2 ^ 10 }} {{ round(3.14159, 2) }}', "{}", "43 1 1024 3.14"),
-        ('{{ exists("a") }} {{ exists("zz") }} {{ existsIn(o, "k") }}', '{"a":1,"o":{"k":1}}',
-         "true false true"),
+        (
+            '{{ base64_encode("hi?") }} {{ base64_decode("aGk/") }} {{ base64url_encode("hi?") }}',
+            "{}",
+            "aGk/ hi? aGk_",
+        ),
+        (
+            "{{ a }}|{{ b }}|{{ c }}|{{ d }}|{{ e }}",
+            '{"a":"s","b":1.5,"c":null,"d":[1,{"x":true}],"e":7}',
+            's|1.5||[1,{"x":true}]|7',
+        ),
+        (
+            '{{ length(xs) }} {{ first(xs) }} {{ last(xs) }} {{ join(xs, "-") }} {{ at(xs, 1) }}',
+            '{"xs":[3,4,5]}',
+            "3 3 5 3-4-5 4",
+        ),
+        (
+            "{% if 2 in xs and not false %}in{% endif %}{% if xs %}!{% endif %}",
+            '{"xs":[1,2]}',
+            "in!",
+        ),
+        (
+            '{{ replace("a.b.c", ".", "%") }} {{ lower("AbC") }} {{ capitalize("hELLO") }}',
+            "{}",
+            "a%b%c abc Hello",
+        ),
+        (
+            '{{ int("42") + 1 }} {{ 7 % 3 }} {{ 2 ^ 10 }} {{ round(3.14159, 2) }}',
+            "{}",
+            "43 1 1024 3.14",
+        ),
+        (
+            '{{ exists("a") }} {{ exists("zz") }} {{ existsIn(o, "k") }}',
+            '{"a":1,"o":{"k":1}}',
+            "true false true",
+        ),
         ('{{ word_count("a b  c") }} {{ raw_string("q\\"t") }}', "{}", 'q\\"t'.join(["3 ", ""])),
-        ('{% for x in xs %}{{ loop.index1 }}{% if loop.is_last %}.{% endif %}{% endfor %}',
-         '{"xs":[0,0,0]}', "123."),
+        (
+            "{% for x in xs %}{{ loop.index1 }}{% if loop.is_last %}.{% endif %}{% endfor %}",
+            '{"xs":[0,0,0]}',
+            "123.",
+        ),
         ('{{ default(a.b, "d") }}{{ default(x, "d") }}', '{"x":"set"}', "dset"),
     ],
-)  # fmt: skip
+)
 def test_template_functions(lua: Any, template: str, data: str, expected: str) -> None:
     assert render(lua, template, data) == expected
 
