@@ -187,3 +187,107 @@ def _invert(ranges: tuple[int, ...]) -> tuple[int, ...]:
     if at <= 255:
         out += [at, 255]
     return tuple(out)
+
+
+_LUA_MAGIC = frozenset(b"^$()%.[]*+-?")
+
+
+@dataclass(frozen=True, slots=True)
+class LuaPattern:
+    """`pattern` (anchored) may stand for the regex on texts up to `max_length` bytes."""
+
+    pattern: str
+    max_length: int
+
+
+#: Backtracking steps a Lua pattern may take at worst (each quantifier multiplies them by
+#: the text's length): past that, the Pike machine's linear time is the safer bet.
+MAX_BACKTRACKING = 1_000_000
+
+
+def lua_pattern(pattern: str) -> LuaPattern | None:
+    """The regex as an anchored Lua pattern with the same full-match result and captures,
+    when Lua's patterns can say it exactly (no alternation, counted repetition, repeated
+    groups or word boundaries); None otherwise (the Pike machine runs it then).
+
+    Lua's matcher backtracks greedily, leftmost first: for these patterns it finds what
+    RE2's leftmost-first semantics find, in C, without the machine's interpretation cost.
+    Backtracking is polynomial in the text's length (its power the number of quantifiers),
+    so the pattern is only used on texts short enough to bound it.
+    """
+    try:
+        parsed = _parser.parse(pattern.encode("utf-8"), 0)
+    except re.error:
+        return None
+    body = _lua_items(list(parsed), parsed.state.flags)
+    if body is None:
+        return None
+    quantifiers = sum(body.count(q) for q in ("]*", "]+", "]-", "]?", ".*", ".+", ".-"))
+    limit = int(MAX_BACKTRACKING ** (1 / quantifiers)) if quantifiers else MAX_BACKTRACKING
+    return LuaPattern(f"^{body}$", limit)
+
+
+def _lua_items(items: list[tuple[Any, Any]], flags: int) -> str | None:
+    out = []
+    for index, (op, arg) in enumerate(items):
+        if op is c.SUBPATTERN:
+            group, add, remove, inner = arg
+            text = _lua_items(list(inner), (flags | add) & ~remove)
+            if text is None:
+                return None
+            out.append(text if group is None else f"({text})")
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            low, high, inner = arg
+            single = list(inner)
+            quantifier = {(0, True): "*", (1, True): "+", (0, False): "?"}.get(
+                (low, high is c.MAXREPEAT)
+            )
+            if len(single) != 1 or quantifier is None or (high is not c.MAXREPEAT and high != 1):
+                return None
+            if op is c.MIN_REPEAT:
+                if quantifier != "*":
+                    return None
+                quantifier = "-"
+            item = _lua_class(*single[0], flags)
+            if item is None:
+                return None
+            out.append(item + quantifier)
+        elif op is c.AT:
+            if arg in (c.AT_BEGINNING_STRING, c.AT_BEGINNING) and index == 0:
+                continue  # the pattern is anchored anyway
+            if arg in (c.AT_END_STRING, c.AT_END) and index == len(items) - 1:
+                continue
+            return None
+        else:
+            item = _lua_class(op, arg, flags)
+            if item is None:
+                return None
+            out.append(item)
+    return "".join(out)
+
+
+def _lua_class(op: Any, arg: Any, flags: int) -> str | None:
+    """One byte-matching item as a Lua pattern item."""
+    if op is c.ANY:
+        return "." if flags & re.DOTALL else "[^\n]"
+    if op is c.LITERAL and not flags & re.IGNORECASE:
+        return f"%{chr(arg)}" if arg in _LUA_MAGIC else ("%z" if arg == 0 else chr(arg))
+    if op in (c.LITERAL, c.NOT_LITERAL):
+        ranges, negate = _fold((arg, arg), flags), op is c.NOT_LITERAL
+    elif op is c.IN:
+        ranges, negate = _class(arg, flags)
+    else:
+        return None
+    covered = {b for low, high in zip(ranges[::2], ranges[1::2], strict=True) for b in range(low, high + 1)}
+    if len(covered) == 256:
+        return None if negate else "."
+    parts = []
+    for low, high in zip(ranges[::2], ranges[1::2], strict=True):
+        if low == 0 or high == 0:
+            return None  # NUL in a Lua class is not portable
+        parts.append(_lua_byte(low) if low == high else f"{_lua_byte(low)}-{_lua_byte(high)}")
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def _lua_byte(b: int) -> str:
+    return f"%{chr(b)}" if chr(b) in "]^-%[" else chr(b)

@@ -43,10 +43,8 @@ local function add(prog, list, pc, caps, s, i, mark, gen)
     add(prog, list, ins[2], caps, s, i, mark, gen)
     add(prog, list, ins[3], caps, s, i, mark, gen)
   elseif op == SAVE then
-    local copy = {}
-    for k, v in pairs(caps) do copy[k] = v end
-    copy[ins[2]] = i
-    add(prog, list, pc + 1, copy, s, i, mark, gen)
+    -- Captures are a chain {slot, position, rest}: saving allocates one link, no copy.
+    add(prog, list, pc + 1, { ins[2], i, caps }, s, i, mark, gen)
   elseif op == ASSERT then
     if holds(ins[2], s, i) then add(prog, list, pc + 1, caps, s, i, mark, gen) end
   else
@@ -63,7 +61,7 @@ function R.search(prog, s, start, whole)
   local mark, gen = {}, 1
   local current, following = { n = 0 }, { n = 0 }
   local matched
-  add(prog, current, 1, {}, s, start, mark, gen)
+  add(prog, current, 1, false, s, start, mark, gen)
   for i = start, #s + 1 do
     if current.n == 0 and (whole or matched) then break end
     local b = byte(s, i)
@@ -82,11 +80,17 @@ function R.search(prog, s, start, whole)
       end
     end
     if not whole and not matched and i <= #s then
-      add(prog, following, 1, {}, s, i + 1, mark, gen)
+      add(prog, following, 1, false, s, i + 1, mark, gen)
     end
     current, following = following, current
   end
-  return matched
+  if matched == nil then return nil end
+  local caps = {}
+  while matched do -- the latest position of each slot wins
+    if caps[matched[1]] == nil then caps[matched[1]] = matched[2] end
+    matched = matched[3]
+  end
+  return caps
 end
 
 local function group(s, caps, k)
@@ -119,8 +123,20 @@ local function replace_all(e, s)
   return concat(out)
 end
 
+local match = string.match
+
+-- Whether `value` matches a matcher's regex (`lp`: as a Lua pattern, when short enough).
+function R.matches(m, value)
+  if m.lp and #value <= m.lp_max then return find(value, m.lp) ~= nil end
+  return R.search(m.prog, value, 1, true) ~= nil
+end
+
 function R.extract(e, source)
   if e.mode == "replace_all" then return replace_all(e, source) end
+  if e.lp and e.mode == "extract" and #source <= e.lp_max then
+    if e.subgroup == 0 then return find(source, e.lp) and source or "" end
+    return (select(e.subgroup, match(source, e.lp))) or ""
+  end
   local caps = R.search(e.prog, source, 1, true)
   if e.mode == "extract" then return caps and group(source, caps, e.subgroup) or "" end
   if caps == nil or caps[2 * e.subgroup] == nil then return source end
@@ -131,9 +147,16 @@ end
 -- Steps ----------------------------------------------------------------------------------
 
 local function first_value(headers, name)
-  local value = headers:getAtIndex(name, 0)
-  if value == nil then value = headers:get(name) end
-  return value
+  return headers:getAtIndex(name, 0)
+end
+R.first_value = first_value
+
+-- header("name") with a literal (lower-cased) name.
+function R.hdr(c, name) return first_value(c.headers, name) or "" end
+-- request_header("name"): the live request headers, or those saved for the response.
+function R.rqh(c, name)
+  if c.rq then return c.rq[name] or "" end
+  return first_value(c.headers, name) or ""
 end
 
 local function set_path(root, path, value)
@@ -166,24 +189,22 @@ function R.apply(handle, step, rq, logged)
     buffer = handle:body(true)
     raw = buffer:length() > 0 and buffer:getBytes(0, buffer:length()) or ""
   end
-  local function body() return raw or "" end
   local headers = handle:headers()
   if logged then log(handle, "before transformation", headers, raw) end
   if step.header_body then
-    return R.header_body(handle, headers, body(), step.add_request_metadata, buffer)
+    return R.header_body(handle, headers, raw or "", step.add_request_metadata, buffer)
   end
   local data = R.object()
-  if step.parse_json and body() ~= "" then
+  if step.parse_json and raw and raw ~= "" then
     local ok, parsed = pcall(R.decode, raw)
     if ok then data = parsed elseif not step.ignore_parse_errors then error(parsed, 0) end
   end
   local extractions = {}
   for _, e in ipairs(step.extractors) do
-    local source = e.header and (first_value(headers, e.header) or "") or body()
+    local source = e.header and (first_value(headers, e.header) or "") or raw or ""
     local value = e.header and first_value(headers, e.header) == nil and "" or R.extract(e, source)
-    if step.advanced then
-      extractions[e.name] = value
-    else
+    extractions[e.name] = value
+    if not step.advanced then
       if getmetatable(data) ~= R.OBJECT then
         if next(data) ~= nil then R.fail("cannot merge extractors into a JSON body that is not an object") end
         data = R.object()
@@ -192,11 +213,8 @@ function R.apply(handle, step, rq, logged)
     end
   end
   local c = {
-    data = data, extractions = extractions, randoms = {},
-    header = function(name) return first_value(headers, name:lower()) or "" end,
-    request_header = function(name) return rq(name:lower()) or "" end,
-    body = body,
-    metadata = function(namespace) return handle:streamInfo():dynamicMetadata():get(namespace) end,
+    data = data, extractions = extractions, headers = headers, rq = rq, raw = raw,
+    handle = handle,
   }
   local new_body
   if step.body == "template" then
@@ -231,7 +249,8 @@ function R.apply(handle, step, rq, logged)
   end
   for _, h in ipairs(step.headers) do
     local out = value(h)
-    if out ~= "" then headers:replace(h.name, out)
+    if out ~= "" then
+      if headers:get(h.name) ~= out then headers:replace(h.name, out) end
     elseif not PSEUDO[h.name] then headers:remove(h.name) end
   end
   for _, name in ipairs(step.remove) do headers:remove(name) end
@@ -295,7 +314,7 @@ local function header_holds(headers, m)
   local ok
   if m.value == nil then ok = value ~= nil
   elseif value == nil then ok = false
-  elseif m.prog then ok = R.search(m.prog, value, 1, true) ~= nil
+  elseif m.prog then ok = R.matches(m, value)
   else ok = value == m.value end
   if m.invert then return not ok end
   return ok
@@ -307,7 +326,7 @@ local function condition_holds(headers, cond)
   local subject = cond.case_sensitive and path or path:lower()
   if cond.kind == "prefix" and sub(subject, 1, #cond.path) ~= cond.path then return false end
   if cond.kind == "exact" and subject ~= cond.path then return false end
-  if cond.kind == "regex" and R.search(cond.prog, path, 1, true) == nil then return false end
+  if cond.kind == "regex" and not R.matches(cond, path) then return false end
   if cond.methods and not cond.methods[headers:get(":method") or ""] then return false end
   for _, m in ipairs(cond.headers) do if not header_holds(headers, m) then return false end end
   if #cond.query > 0 then
@@ -330,24 +349,54 @@ function R.on_request(handle, S)
   local headers = handle:headers()
   for index, rule in ipairs(S.request) do
     if rule.condition == nil or condition_holds(headers, rule.condition) then
-      local saved = { rule = index }
-      for name in pairs(S.saved_headers) do saved[name] = first_value(headers, name) end
-      if S.all_headers then for k, v in pairs(headers) do saved[k] = saved[k] or v end end
-      if S.responds then handle:streamInfo():dynamicMetadata():set(S.state, "request", saved) end
       if rule.request then
-        local function rq(name) return first_value(headers, name) end
-        local ok, err = pcall(R.apply, handle, rule.request, rq, S.log)
+        local ok, err = pcall(R.apply, handle, rule.request, nil, S.log)
         if not ok then return reply_error(handle, err) end
+        headers = handle:headers() -- a fresh one: applying may have waited for the body
       end
+      if S.keeps then R.keep(handle, S, headers, index) end
       if rule.clear_route_cache then handle:clearRouteCache() end
       return
     end
   end
 end
 
-local function response_rule(handle, S, saved)
-  local rule = saved and S.request[saved.rule]
-  if rule and rule.response then return rule.response end
+-- What the response needs from the request, kept in the stream's dynamic metadata as one
+-- string (cheap to convert): the chosen rule, then the saved request headers, one a line
+-- (header values cannot hold line breaks). With a computed request_header() name, every header.
+function R.keep(handle, S, headers, index)
+  local parts = { tostring(index) }
+  for k, name in ipairs(S.saved_headers) do parts[k + 1] = first_value(headers, name) or "" end
+  local value = concat(parts, "\n")
+  if S.all_headers then
+    local all = {}
+    for k, v in pairs(headers) do all[k] = all[k] or v end
+    value = { kept = value, all = all }
+  end
+  handle:streamInfo():dynamicMetadata():set(S.state, "request", value)
+end
+
+local function kept(handle, S)
+  if not S.keeps then return S.rule, {} end
+  local state = handle:streamInfo():dynamicMetadata():get(S.state)
+  local value = state and state.request
+  if value == nil then return nil, {} end
+  local saved = {}
+  if type(value) == "table" then
+    for k, v in pairs(value.all) do saved[k] = v end
+    value = value.kept
+  end
+  local k, rule = 0, nil
+  for part in (value .. "\n"):gmatch("([^\n]*)\n") do
+    if k == 0 then rule = tonumber(part) else saved[S.saved_headers[k]] = part end
+    k = k + 1
+  end
+  return rule, saved
+end
+
+local function response_step(handle, S, rule)
+  local chosen = rule and S.request[rule]
+  if chosen and chosen.response then return chosen.response end
   local headers = handle:headers()
   for _, r in ipairs(S.response) do
     local ok = true
@@ -357,12 +406,10 @@ local function response_rule(handle, S, saved)
 end
 
 function R.on_response(handle, S)
-  local state = handle:streamInfo():dynamicMetadata():get(S.state)
-  local saved = state and state.request
-  local step = response_rule(handle, S, saved)
+  local rule, saved = kept(handle, S)
+  local step = response_step(handle, S, rule)
   if step == nil then return end
-  local function rq(name) return saved and saved[name] end
-  local ok, err = pcall(R.apply, handle, step, rq, S.log)
+  local ok, err = pcall(R.apply, handle, step, saved, S.log)
   if not ok then
     if type(err) ~= "table" or err.gw == nil then error(err, 0) end
     local headers = handle:headers()

@@ -13,7 +13,7 @@ from importlib import resources
 
 from gw.translator import ir
 from gw.translator.envoy.transform_templates import compile_template, lua_string
-from gw.translator.regex_program import compile_program
+from gw.translator.regex_program import compile_program, lua_pattern
 
 _OPS = {"byte": 1, "split": 2, "jmp": 3, "save": 4, "assert": 5, "match": 6}
 
@@ -31,22 +31,33 @@ def runtime() -> str:
 
 
 def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
-    """The whole Lua script of a stage on one route (or virtual host)."""
+    """The whole Lua script of a stage on one route (or virtual host).
+
+    A response step needs to know the request rule that was chosen (unless there is only
+    one, unconditional) and the request headers its templates read: only then does the
+    request side keep them (`S.keeps`), and only then, or when a request step or
+    clearRouteCache exists, does the script hook requests at all (each hook is a coroutine
+    per request in Envoy)."""
     saved, every = _saved_headers(script)
+    rules = script.request_rules
+    static = len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)
+    keeps = _responds(script) and (bool(saved) or every or not static)
     lines = [
         "local S = {",
         f"  state = {lua_string(state_namespace)}, log = {_bool(script.log)},",
-        f"  responds = {_bool(_responds(script))}, all_headers = {_bool(every)},",
-        "  saved_headers = {" + "".join(f"[{lua_string(h)}] = true, " for h in saved) + "},",
+        f"  keeps = {_bool(keeps)}, rule = {'1' if rules and static else 'nil'},",
+        f"  all_headers = {_bool(every)},",
+        "  saved_headers = {" + ", ".join(lua_string(h) for h in saved) + "},",
         "  request = {",
-        *(f"    {_request_rule(r)}," for r in script.request_rules),
+        *(f"    {_request_rule(r)}," for r in rules),
         "  },",
         "  response = {",
         *(f"    {_response_rule(r)}," for r in script.response_rules),
         "  },",
         "}",
-        "function envoy_on_request(handle) R.on_request(handle, S) end",
     ]
+    if keeps or any(r.request or r.clear_route_cache for r in rules):
+        lines.append("function envoy_on_request(handle) R.on_request(handle, S) end")
     if _responds(script):
         lines.append("function envoy_on_response(handle) R.on_response(handle, S) end")
     return "local R = (function()\n" + runtime() + "end)()\n" + "\n".join(lines) + "\n"
@@ -117,7 +128,7 @@ def _condition(c: ir.RequestCondition | None) -> str:
         "query = {" + ", ".join(_header_match(h) for h in c.query) + "}",
     ]
     if c.path_kind == "regex":
-        parts.append(f"prog = {program(regex)}")
+        parts.append(_regex_fields(regex))
     if c.methods:
         parts.append(
             "methods = {" + "".join(f"[{lua_string(m)}] = true, " for m in c.methods) + "}"
@@ -130,7 +141,7 @@ def _header_match(h: ir.MatchHeader) -> str:
     if h.value:
         parts.append(f"value = {lua_string(h.value)}")
         if h.regex:
-            parts.append(f"prog = {program(h.value)}")
+            parts.append(_regex_fields(h.value))
     return "{ " + ", ".join(parts) + " }"
 
 
@@ -200,8 +211,17 @@ def _extractor(e: ir.TemplateExtractor) -> str:
     return (
         f"{{ name = {lua_string(e.name)}, path = {_path(e.name)}, header = {header}, "
         f"mode = {lua_string(e.mode)}, subgroup = {e.subgroup}, "
-        f"replacement = {{ {replacement} }}, prog = {program(e.regex)} }}"
+        f"replacement = {{ {replacement} }}, {_regex_fields(e.regex)} }}"
     )
+
+
+def _regex_fields(regex: str) -> str:
+    """The regex's program, and its Lua pattern when there is an exact one (faster)."""
+    fields = f"prog = {program(regex)}"
+    found = lua_pattern(regex)
+    if found is not None:
+        fields += f", lp = {lua_string(found.pattern)}, lp_max = {found.max_length}"
+    return fields
 
 
 def _path(name: str) -> str:

@@ -326,9 +326,14 @@ local function b64encode(s, alphabet, pad)
   return concat(out)
 end
 
+local decoders = {}
 local function b64decode(s, alphabet)
-  local values = {}
-  for k = 1, 64 do values[byte(alphabet, k)] = k - 1 end
+  local values = decoders[alphabet]
+  if values == nil then
+    values = {}
+    for k = 1, 64 do values[byte(alphabet, k)] = k - 1 end
+    decoders[alphabet] = values
+  end
   s = s:gsub("=+$", "")
   local out, n, bits, count = {}, 0, 0, 0
   for k = 1, #s do
@@ -398,10 +403,10 @@ end
 
 -- The functions templates call; `c` is the render context (headers, extractions, data).
 R.call = {
-  header = function(c, name) return c.header(text(name)) end,
-  request_header = function(c, name) return c.request_header(text(name)) end,
+  header = function(c, name) return R.hdr(c, text(name):lower()) end,
+  request_header = function(c, name) return R.rqh(c, text(name):lower()) end,
   extraction = function(c, name) return c.extractions[text(name)] or "" end,
-  body = function(c) return c.body() end,
+  body = function(c) return c.raw or "" end,
   context = function(c) return c.data end,
   env = function(_, name) return os.getenv(text(name)) or "" end,
   base64_encode = function(_, s) return b64encode(text(s), B64, true) end,
@@ -418,6 +423,7 @@ R.call = {
   replace_with_random = function(c, s, pattern)
     s, pattern = text(s), text(pattern)
     if pattern == "" then return s end
+    c.randoms = c.randoms or {}
     local random = c.randoms[pattern]
     if random == nil then
       random = b64encode(random_bytes(16), B64, false)
@@ -431,7 +437,8 @@ R.call = {
   end,
   word_count = function(_, v) return word_count(v) end,
   dynamic_metadata = function(c, key, namespace)
-    local found = c.metadata(text(namespace or "io.vendor.transformation"))
+    local all = c.handle:streamInfo():dynamicMetadata()
+    local found = all:get(text(namespace or "io.vendor.transformation"))
     local v = found and found[text(key)]
     if v == nil then return "" end
     if type(v) == "table" then return R.encode(v) end

@@ -11,6 +11,12 @@ from __future__ import annotations
 from gw.translator import ir
 
 _ARITH = frozenset({"+", "-", "*", "/", "%", "^"})
+#: Calls with a literal argument that skip the generic function table.
+_DIRECT = {
+    "header": "R.hdr(c, {0})",
+    "request_header": "R.rqh(c, {0})",
+    "extraction": '(c.extractions[{0}] or "")',
+}
 
 
 def compile_template(nodes: tuple[ir.Node, ...], escape: bool) -> str:
@@ -18,6 +24,12 @@ def compile_template(nodes: tuple[ir.Node, ...], escape: bool) -> str:
         text = "".join(n.text for n in nodes if isinstance(n, ir.Text))
         return f"function() return {lua_string(text)} end"
     compiler = _Compiler(escape)
+    if all(isinstance(n, ir.Text | ir.Output) for n in nodes):  # no statements: one expression
+        parts = [
+            lua_string(n.text) if isinstance(n, ir.Text) else compiler.show(n.output, {})
+            for n in nodes
+        ]
+        return f"function(c) return {' .. '.join(parts)} end"
     body = compiler.nodes(nodes, {})
     declared = "".join(f"local v_{name}\n" for name in sorted(compiler.assigned))
     return f"function(c)\nlocal o, n = {{}}, 0\n{declared}{body}return table.concat(o)\nend"
@@ -36,8 +48,7 @@ class _Compiler:
         if isinstance(node, ir.Text):
             return f"n = n + 1; o[n] = {lua_string(node.text)}\n"
         if isinstance(node, ir.Output):
-            show = f"R.show({self.expr(node.output, scope)}, {'true' if self.escape else 'false'})"
-            return f"n = n + 1; o[n] = {show}\n"
+            return f"n = n + 1; o[n] = {self.show(node.output, scope)}\n"
         if isinstance(node, ir.If):
             out = []
             for index, branch in enumerate(node.branches):
@@ -54,6 +65,9 @@ class _Compiler:
         inner = {**scope, node.assign: f"v_{node.assign}"}
         scope.update(inner)
         return f"v_{node.assign} = {self.expr(node.value, scope)}\n"
+
+    def show(self, e: ir.Expr, scope: dict[str, str]) -> str:
+        return f"R.show({self.expr(e, scope)}, {'true' if self.escape else 'false'})"
 
     def loop(self, node: ir.For, scope: dict[str, str]) -> str:
         self.counter += 1
@@ -88,6 +102,10 @@ class _Compiler:
             if e.call == "default":
                 first = self.expr(e.args[0], scope, missing=True)
                 return f"R.default({first}, {self.expr(e.args[1], scope)})"
+            literal = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], ir.Literal) else None
+            if literal is not None and isinstance(literal.literal, str) and e.call in _DIRECT:
+                name = literal.literal.lower() if e.call != "extraction" else literal.literal
+                return _DIRECT[e.call].format(lua_string(name))
             args = "".join(", " + self.expr(a, scope) for a in e.args)
             return f"R.call[{lua_string(e.call)}](c{args})"
         ops = [self.expr(o, scope) for o in e.operands]

@@ -1,0 +1,234 @@
+"""Benchmark: a route whose transformation runs as a Lua script, the same route with a
+transformation Envoy's header filters serve, and the same route without any.
+
+Run from the repository root: `python -m bench.transform [--duration 2] [--reps 9]`. It
+writes `bench/results/transform.json` and `bench/results/transform.md`.
+
+One `gw up` serves three virtual services routing to the same upstream (an Envoy answering
+`200 hello` by itself), measured side by side, interleaved, with the order rotated every
+repetition (only ratios within one run mean anything on a small, shared machine):
+
+- `gw-lua`: the established guides' templates, compiled to Lua: the path and method chosen
+  with `{% if header("foo") == "bar" %}`, a header from an extractor with a regex, a
+  base64-decoded substring, and a response header from `request_header()`;
+- `gw-native`: a header from a regex extractor (Envoy's header_to_metadata and
+  header_mutation, no script);
+- `gw-plain`: no transformation.
+
+The goal: the Lua path costs less than 1.5 times the plain route's proxy CPU per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from tests.support.ports import free_port
+from tests.support.processes import GwUp
+from tests.support.wait import wait_until
+
+from bench import peers, report
+from bench.jwt import Target, envoy_child, run_wrk, upstream_config
+
+RESULTS = report.RESULTS
+SCENARIOS = ("gw-lua", "gw-native", "gw-plain")
+GOAL = 1.5
+
+LUA_TEMPLATE = {
+    "requestTransformation": {
+        "transformationTemplate": {
+            "extractors": {
+                "tenant": {"header": "x-user", "regex": ".*tenant=([a-z]+).*", "subgroup": 1}
+            },
+            "headers": {
+                ":path": {
+                    "text": '{% if header("foo") == "bar" %}/post{% else %}'
+                    '{{ header(":path") }}{% endif %}'
+                },
+                "x-tenant": {"text": "{{ tenant }}"},
+                "x-decoded": {"text": '{{ substring(base64_decode(header("x-token")), 4) }}'},
+            },
+        }
+    },
+    "responseTransformation": {
+        "transformationTemplate": {
+            "headers": {"x-asked": {"text": '{{ request_header("x-user") }}'}}
+        }
+    },
+}
+NATIVE_TEMPLATE = {
+    "requestTransformation": {
+        "transformationTemplate": {
+            "extractors": {
+                "tenant": {"header": "x-user", "regex": ".*tenant=([a-z]+).*", "subgroup": 1}
+            },
+            "headers": {"x-tenant": {"text": "{{ tenant }}"}},
+        }
+    }
+}
+HEADERS = {"x-user": "name=ann;tenant=acme", "x-token": "dXNlcjphbm4="}
+
+
+def gw_manifests(upstream_port: int) -> list[dict[str, Any]]:
+    to_upstream = {"single": {"upstream": {"name": "hello", "namespace": "gw-system"}}}
+
+    def vs(name: str, transformations: dict[str, Any] | None) -> dict[str, Any]:
+        host: dict[str, Any] = {
+            "domains": [f"{name}.bench"],
+            "routes": [{"matchers": [{"prefix": "/"}], "routeAction": to_upstream}],
+        }
+        if transformations:
+            host["options"] = {"transformations": transformations}
+        return {
+            "apiVersion": "gateway.vendor.io/v1",
+            "kind": "VirtualService",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"virtualHost": host},
+        }
+
+    upstream = {
+        "apiVersion": "gw.vendor.io/v1",
+        "kind": "Upstream",
+        "metadata": {"name": "hello", "namespace": "gw-system"},
+        "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": upstream_port}]}},
+    }
+    return [upstream, vs("lua", LUA_TEMPLATE), vs("native", NATIVE_TEMPLATE), vs("plain", None)]
+
+
+def check_answers(targets: dict[str, Target]) -> None:
+    """Each scenario answers 200, and the transformations happen (a response header)."""
+    for name, target in targets.items():
+        response = httpx.get(target.url, headers=target.headers, timeout=5)
+        assert response.status_code == 200, (name, response.status_code, response.text)
+    lua = httpx.get(targets["gw-lua"].url, headers=targets["gw-lua"].headers, timeout=5)
+    assert lua.headers.get("x-asked") == HEADERS["x-user"], lua.headers
+
+
+def summarize(targets: dict[str, Target]) -> dict[str, Any]:
+    def ratio(a: str, b: str) -> dict[str, float]:
+        pairs = list(zip(targets[a].runs, targets[b].runs, strict=True))
+        keys = ("rps", "p50_ms", "p99_ms", "cpu_us_per_req")
+        return {k: round(statistics.median(x[k] / y[k] for x, y in pairs), 3) for k in keys}
+
+    ratios = {
+        "gw-lua / gw-plain": ratio("gw-lua", "gw-plain"),
+        "gw-native / gw-plain": ratio("gw-native", "gw-plain"),
+        "gw-lua / gw-native": ratio("gw-lua", "gw-native"),
+    }
+    cpu = ratios["gw-lua / gw-plain"]["cpu_us_per_req"]
+    return {
+        "scenarios": {
+            name: {
+                "runs": t.runs,
+                "median": {k: round(statistics.median(r[k] for r in t.runs), 3) for k in t.runs[0]},
+            }
+            for name, t in targets.items()
+        },
+        "ratios": ratios,
+        "goal": {
+            "text": f"the Lua path under {GOAL}x the plain route's proxy CPU per request",
+            "met": cpu < GOAL,
+        },
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    s, host = result["settings"], result["machine"]
+    lines = [
+        "# Transformation benchmark",
+        "",
+        f"`python -m bench.transform` on {host['date']}, {host['cpus']} CPUs, Envoy "
+        f"{host['envoy']}. wrk -t1 -c{s['connections']}, {s['seconds']}s per run, {s['reps']} "
+        "interleaved repetitions (order rotated); medians. One `gw up` (one Envoy worker) "
+        "serves the three virtual services; the upstream is an Envoy answering by itself. CPU "
+        "is the proxy process's own time per request.",
+        "",
+        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, data in result["scenarios"].items():
+        m, runs = data["median"], data["runs"]
+        rps = [r["rps"] for r in runs]
+        cpu = [r["cpu_us_per_req"] for r in runs]
+        lines.append(
+            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
+            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
+            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
+        )
+    goal = result["goal"]
+    lines += [
+        "",
+        "Ratios: the median over repetitions of the ratio within each repetition.",
+        "",
+        *report.ratio_table(result["ratios"]),
+        "",
+        f"Goal — {goal['text']}: **{'met' if goal['met'] else 'not met'}** "
+        f"({result['ratios']['gw-lua / gw-plain']['cpu_us_per_req']:.2f}x).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
+    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="gw-bench-") as tmp:
+        work = Path(tmp)
+        hello_port = free_port()
+        upstream = peers.start_envoy(
+            "upstream", upstream_config(admin=free_port(), port=hello_port), work, hello_port
+        )
+        folder = work / "config"
+        folder.mkdir()
+        (folder / "bench.yaml").write_text(yaml.safe_dump_all(gw_manifests(hello_port)))
+        gw = GwUp(folder, work / "home", "--envoy-log-level", "error", "--log-level", "warning")
+        try:
+            wait_until(
+                lambda: httpx.get(gw.url, headers={"host": "lua.bench"}, timeout=1).status_code
+                == 200,
+                what="gw to route",
+            )
+            pid = envoy_child(gw.process.popen.pid)
+            targets = {
+                f"gw-{name}": Target(gw.url + "/bench", {"host": f"{name}.bench", **HEADERS}, pid)
+                for name in ("lua", "native", "plain")
+            }
+            check_answers(targets)
+            for target in targets.values():  # warm up connections and the Lua states
+                run_wrk(target, 1, args.connections)
+            for rep in range(args.reps):
+                order = SCENARIOS[rep % len(SCENARIOS) :] + SCENARIOS[: rep % len(SCENARIOS)]
+                for name in order:
+                    run = run_wrk(targets[name], args.duration, args.connections)
+                    targets[name].runs.append(run)
+                    print(
+                        f"rep {rep + 1} {name:10} {run['rps']:9.0f} req/s  "
+                        f"cpu {run['cpu_us_per_req']:.1f} µs/req",
+                        flush=True,
+                    )
+        finally:
+            gw.stop()
+            upstream.stop()
+    machine = report.machine()
+    result = {
+        "benchmark": "transform",
+        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
+        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
+        **summarize(targets),
+    }
+    report.write_part(args.out, "transform", result, markdown(result))
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
