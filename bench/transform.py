@@ -4,13 +4,16 @@ transformation Envoy's header filters serve, and the same route without any.
 Run from the repository root: `python -m bench.transform [--duration 2] [--reps 9]`. It
 writes `bench/results/transform.json` and `bench/results/transform.md`.
 
-One `gw up` serves three virtual services routing to the same upstream (an Envoy answering
+One `gw up` serves four virtual services routing to the same upstream (an Envoy answering
 `200 hello` by itself), measured side by side, interleaved, with the order rotated every
 repetition (only ratios within one run mean anything on a small, shared machine):
 
-- `gw-lua`: the established guides' templates, compiled to Lua: the path and method chosen
-  with `{% if header("foo") == "bar" %}`, a header from an extractor with a regex, a
-  base64-decoded substring, and a response header from `request_header()`;
+- `gw-lua`: request templates of the established guides, compiled to Lua: the path chosen
+  with `{% if header("foo") == "bar" %}`, a header from an extractor with a regex, and a
+  base64-decoded substring;
+- `gw-lua-response`: the same, and a response header from `{% if header(":status") ...
+  %}{{ request_header() }}{% endif %}` (a second script hook, on the response, and the
+  request headers it reads kept for it);
 - `gw-native`: a header from a regex extractor (Envoy's header_to_metadata and
   header_mutation, no script);
 - `gw-plain`: no transformation.
@@ -36,10 +39,10 @@ from bench import peers, report
 from bench.jwt import Target, envoy_child, run_wrk, upstream_config
 
 RESULTS = report.RESULTS
-SCENARIOS = ("gw-lua", "gw-native", "gw-plain")
+SCENARIOS = ("gw-lua", "gw-lua-response", "gw-native", "gw-plain")
 GOAL = 1.5
 
-LUA_TEMPLATE = {
+REQUEST_TEMPLATE = {
     "requestTransformation": {
         "transformationTemplate": {
             "extractors": {
@@ -54,10 +57,18 @@ LUA_TEMPLATE = {
                 "x-decoded": {"text": '{{ substring(base64_decode(header("x-token")), 4) }}'},
             },
         }
-    },
+    }
+}
+RESPONSE_TEMPLATE = {
+    **REQUEST_TEMPLATE,
     "responseTransformation": {
         "transformationTemplate": {
-            "headers": {"x-asked": {"text": '{{ request_header("x-user") }}'}}
+            "headers": {
+                "x-asked": {
+                    "text": '{% if header(":status") == "200" %}'
+                    '{{ request_header("x-user") }}{% endif %}'
+                }
+            }
         }
     },
 }
@@ -97,7 +108,13 @@ def gw_manifests(upstream_port: int) -> list[dict[str, Any]]:
         "metadata": {"name": "hello", "namespace": "gw-system"},
         "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": upstream_port}]}},
     }
-    return [upstream, vs("lua", LUA_TEMPLATE), vs("native", NATIVE_TEMPLATE), vs("plain", None)]
+    return [
+        upstream,
+        vs("lua", REQUEST_TEMPLATE),
+        vs("lua-response", RESPONSE_TEMPLATE),
+        vs("native", NATIVE_TEMPLATE),
+        vs("plain", None),
+    ]
 
 
 def check_answers(targets: dict[str, Target]) -> None:
@@ -105,8 +122,9 @@ def check_answers(targets: dict[str, Target]) -> None:
     for name, target in targets.items():
         response = httpx.get(target.url, headers=target.headers, timeout=5)
         assert response.status_code == 200, (name, response.status_code, response.text)
-    lua = httpx.get(targets["gw-lua"].url, headers=targets["gw-lua"].headers, timeout=5)
-    assert lua.headers.get("x-asked") == HEADERS["x-user"], lua.headers
+    target = targets["gw-lua-response"]
+    answered = httpx.get(target.url, headers=target.headers, timeout=5)
+    assert answered.headers.get("x-asked") == HEADERS["x-user"], answered.headers
 
 
 def summarize(targets: dict[str, Target]) -> dict[str, Any]:
@@ -117,6 +135,7 @@ def summarize(targets: dict[str, Target]) -> dict[str, Any]:
 
     ratios = {
         "gw-lua / gw-plain": ratio("gw-lua", "gw-plain"),
+        "gw-lua-response / gw-plain": ratio("gw-lua-response", "gw-plain"),
         "gw-native / gw-plain": ratio("gw-native", "gw-plain"),
         "gw-lua / gw-native": ratio("gw-lua", "gw-native"),
     }
@@ -145,7 +164,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"`python -m bench.transform` on {host['date']}, {host['cpus']} CPUs, Envoy "
         f"{host['envoy']}. wrk -t1 -c{s['connections']}, {s['seconds']}s per run, {s['reps']} "
         "interleaved repetitions (order rotated); medians. One `gw up` (one Envoy worker) "
-        "serves the three virtual services; the upstream is an Envoy answering by itself. CPU "
+        "serves the four virtual services; the upstream is an Envoy answering by itself. CPU "
         "is the proxy process's own time per request.",
         "",
         "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
@@ -168,7 +187,8 @@ def markdown(result: dict[str, Any]) -> str:
         *report.ratio_table(result["ratios"]),
         "",
         f"Goal — {goal['text']}: **{'met' if goal['met'] else 'not met'}** "
-        f"({result['ratios']['gw-lua / gw-plain']['cpu_us_per_req']:.2f}x).",
+        f"({result['ratios']['gw-lua / gw-plain']['cpu_us_per_req']:.2f}x); with a response "
+        f"template too: {result['ratios']['gw-lua-response / gw-plain']['cpu_us_per_req']:.2f}x.",
         "",
     ]
     return "\n".join(lines)
@@ -193,14 +213,15 @@ def main(argv: list[str] | None = None) -> int:
         gw = GwUp(folder, work / "home", "--envoy-log-level", "error", "--log-level", "warning")
         try:
             wait_until(
-                lambda: httpx.get(gw.url, headers={"host": "lua.bench"}, timeout=1).status_code
-                == 200,
+                lambda: (
+                    httpx.get(gw.url, headers={"host": "lua.bench"}, timeout=1).status_code == 200
+                ),
                 what="gw to route",
             )
             pid = envoy_child(gw.process.popen.pid)
             targets = {
                 f"gw-{name}": Target(gw.url + "/bench", {"host": f"{name}.bench", **HEADERS}, pid)
-                for name in ("lua", "native", "plain")
+                for name in ("lua", "lua-response", "native", "plain")
             }
             check_answers(targets)
             for target in targets.values():  # warm up connections and the Lua states

@@ -248,7 +248,7 @@ def _lua_items(items: list[tuple[Any, Any]], flags: int) -> str | None:
                 if quantifier != "*":
                     return None
                 quantifier = "-"
-            item = _lua_class(*single[0], flags)
+            item = _lua_class(single[0][0], single[0][1], flags)
             if item is None:
                 return None
             out.append(item + quantifier)
@@ -278,7 +278,9 @@ def _lua_class(op: Any, arg: Any, flags: int) -> str | None:
         ranges, negate = _class(arg, flags)
     else:
         return None
-    covered = {b for low, high in zip(ranges[::2], ranges[1::2], strict=True) for b in range(low, high + 1)}
+    covered = {
+        b for low, high in zip(ranges[::2], ranges[1::2], strict=True) for b in range(low, high + 1)
+    }
     if len(covered) == 256:
         return None if negate else "."
     parts = []

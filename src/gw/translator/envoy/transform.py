@@ -75,7 +75,14 @@ def _reads(t: ir.Transformation) -> bool:
 
 
 def _writes(t: ir.Transformation) -> bool:
-    return bool(t.headers_to_remove or t.headers or t.headers_to_append)
+    return bool(
+        t.headers_to_remove
+        or t.headers
+        or t.headers_to_append
+        or t.response_headers_to_remove
+        or t.response_headers
+        or t.response_headers_to_append
+    )
 
 
 def _header_refs(t: ir.Transformation) -> list[str]:
@@ -221,19 +228,41 @@ class TransformHeaders(_StageFilter):
     def config_for(self, t: ir.Transformation | None) -> Message | None:
         if t is None or not _writes(t):
             return None
-        mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in t.headers_to_remove]
-        for header in t.headers:
-            mutations.append(mutation_rules_pb2.HeaderMutation(remove=header.name))
-            mutations.append(self._append(header, _Value.OVERWRITE_IF_EXISTS_OR_ADD))
-        for header in t.headers_to_append:
-            mutations.append(self._append(header, _Value.APPEND_IF_EXISTS_OR_ADD))
         config: Message = header_mutation_pb2.HeaderMutationPerRoute(
-            mutations=header_mutation_pb2.Mutations(request_mutations=mutations)
+            mutations=header_mutation_pb2.Mutations(
+                request_mutations=self._mutations(
+                    t.headers_to_remove, t.headers, t.headers_to_append, response=False
+                ),
+                response_mutations=self._mutations(
+                    t.response_headers_to_remove,
+                    t.response_headers,
+                    t.response_headers_to_append,
+                    response=True,
+                ),
+            )
         )
         return config
 
-    def _append(self, header: ir.HeaderTemplate, action: int) -> mutation_rules_pb2.HeaderMutation:
-        value = "".join(self._format(part) for part in header.parts)
+    def _mutations(
+        self,
+        removed: Sequence[str],
+        headers: Sequence[ir.HeaderTemplate],
+        appended: Sequence[ir.HeaderTemplate],
+        *,
+        response: bool,
+    ) -> list[mutation_rules_pb2.HeaderMutation]:
+        mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in removed]
+        for header in headers:
+            mutations.append(mutation_rules_pb2.HeaderMutation(remove=header.name))
+            mutations.append(self._append(header, _Value.OVERWRITE_IF_EXISTS_OR_ADD, response))
+        for header in appended:
+            mutations.append(self._append(header, _Value.APPEND_IF_EXISTS_OR_ADD, response))
+        return mutations
+
+    def _append(
+        self, header: ir.HeaderTemplate, action: int, response: bool
+    ) -> mutation_rules_pb2.HeaderMutation:
+        value = "".join(self._format(part, response) for part in header.parts)
         return mutation_rules_pb2.HeaderMutation(
             append=_Value(
                 header=base_pb2.HeaderValue(key=header.name, value=value),
@@ -241,10 +270,14 @@ class TransformHeaders(_StageFilter):
             )
         )
 
-    def _format(self, part: str | ir.ExtractorRef | ir.RequestHeaderRef) -> str:
+    def _format(self, part: str | ir.ExtractorRef | ir.RequestHeaderRef, response: bool) -> str:
+        """A part as Envoy's header formatter takes it. On a response, a request header is
+        `%REQ(...)%`: the request as it was sent upstream."""
         if isinstance(part, ir.ExtractorRef):
             return f"%DYNAMIC_METADATA({self.namespace}:{part.extractor})%"
         if isinstance(part, ir.RequestHeaderRef):
+            if response:
+                return f"%REQ({part.header})%"
             return f"%DYNAMIC_METADATA({self.namespace}:{_header_key(part.header)})%"
         return part.replace("%", "%%")
 

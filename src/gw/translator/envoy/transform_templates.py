@@ -25,10 +25,12 @@ def compile_template(nodes: tuple[ir.Node, ...], escape: bool) -> str:
         return f"function() return {lua_string(text)} end"
     compiler = _Compiler(escape)
     if all(isinstance(n, ir.Text | ir.Output) for n in nodes):  # no statements: one expression
-        parts = [
-            lua_string(n.text) if isinstance(n, ir.Text) else compiler.show(n.output, {})
-            for n in nodes
-        ]
+        parts = []
+        for n in nodes:
+            if isinstance(n, ir.Text):
+                parts.append(lua_string(n.text))
+            elif isinstance(n, ir.Output):
+                parts.append(compiler.show(n.output, {}))
         return f"function(c) return {' .. '.join(parts)} end"
     body = compiler.nodes(nodes, {})
     declared = "".join(f"local v_{name}\n" for name in sorted(compiler.assigned))

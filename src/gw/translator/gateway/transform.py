@@ -103,13 +103,14 @@ def _stage(
             break
     if is_native(requests, responses) and not defaults.log and not defaults.escape_characters:
         first, where = requests[0]
-        assert first.request_transformation is not None
-        template = first.request_transformation.transformation_template
-        assert template is not None
         for later, later_where in requests[1:]:  # checked, although they never apply
             build_rules([(later, later_where)], [], defaults, report)
+        request, response = first.request_transformation, first.response_transformation
         return build_native(
-            template, f"{where}.requestTransformation.transformationTemplate", report
+            request.transformation_template if request else None,
+            response.transformation_template if response else None,
+            where,
+            report,
         )
     return build_rules(requests, responses, defaults, report)
 
@@ -182,21 +183,40 @@ def as_script(stage: ir.Stage) -> ir.TransformationScript:
     )
     step = ir.TemplateTransformation(
         extractors=extractors,
-        headers=tuple(_rendered(h) for h in stage.headers),
+        headers=tuple(_rendered(h, "header") for h in stage.headers),
         headers_to_remove=stage.headers_to_remove,
-        headers_to_append=tuple(_rendered(h) for h in stage.headers_to_append),
+        headers_to_append=tuple(_rendered(h, "header") for h in stage.headers_to_append),
         parse_json=False,
     )
-    return ir.TransformationScript(request_rules=(ir.RequestRule(request=step),))
+    response = None
+    if (
+        stage.response_headers
+        or stage.response_headers_to_remove
+        or stage.response_headers_to_append
+    ):
+        response = ir.TemplateTransformation(
+            headers=tuple(_rendered(h, "request_header") for h in stage.response_headers),
+            headers_to_remove=stage.response_headers_to_remove,
+            headers_to_append=tuple(
+                _rendered(h, "request_header") for h in stage.response_headers_to_append
+            ),
+            parse_json=False,
+        )
+    requests = (
+        stage.extractors or stage.headers or stage.headers_to_remove or stage.headers_to_append
+    )
+    rule = ir.RequestRule(request=step if requests else None, response=response)
+    return ir.TransformationScript(request_rules=(rule,))
 
 
-def _rendered(header: ir.HeaderTemplate) -> ir.RenderedHeader:
+def _rendered(header: ir.HeaderTemplate, read: str) -> ir.RenderedHeader:
+    """A native header as a template; `read` is the function reading a header."""
     nodes: list[ir.Node] = []
     for part in header.parts:
         if isinstance(part, str):
             nodes.append(ir.Text(text=part))
         else:
             name = part.extractor if isinstance(part, ir.ExtractorRef) else part.header
-            call = "extraction" if isinstance(part, ir.ExtractorRef) else "header"
+            call = "extraction" if isinstance(part, ir.ExtractorRef) else read
             nodes.append(ir.Output(output=ir.Call(call=call, args=(ir.Literal(literal=name),))))
     return ir.RenderedHeader(name=header.name, template=tuple(nodes))

@@ -56,7 +56,7 @@ class HeaderTemplate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Transformation:
-    """One stage's request transformation, applied in this order: `headers_to_remove`,
+    """One stage's header transformation, applied in this order: `headers_to_remove`,
     then `headers` (each replaces any header of that name; an empty result leaves none),
     then `headers_to_append`. Extractors read the request as it entered the stage."""
 
@@ -64,6 +64,11 @@ class Transformation:
     headers_to_remove: tuple[str, ...] = ()
     headers: tuple[HeaderTemplate, ...] = ()
     headers_to_append: tuple[HeaderTemplate, ...] = ()
+    #: The response's, likewise; a `RequestHeaderRef` there is the request header as it was
+    #: sent upstream.
+    response_headers_to_remove: tuple[str, ...] = ()
+    response_headers: tuple[HeaderTemplate, ...] = ()
+    response_headers_to_append: tuple[HeaderTemplate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
