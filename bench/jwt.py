@@ -167,6 +167,46 @@ def run_wrk(target: Target, seconds: int, connections: int) -> dict[str, float]:
     }
 
 
+def measure(
+    targets: dict[str, Target],
+    scenarios: tuple[str, ...],
+    reps: int,
+    seconds: int,
+    connections: int,
+) -> None:
+    """`reps` runs of every scenario, interleaved, the order rotated every repetition (so
+    that a busy moment of the machine hits every scenario alike)."""
+    for rep in range(reps):
+        order = scenarios[rep % len(scenarios) :] + scenarios[: rep % len(scenarios)]
+        for name in order:
+            run = run_wrk(targets[name], seconds, connections)
+            targets[name].runs.append(run)
+            print(
+                f"rep {rep + 1} {name:15} {run['rps']:9.0f} req/s  "
+                f"p50 {run['p50_ms']:.2f} ms  p99 {run['p99_ms']:.2f} ms  "
+                f"cpu {run['cpu_us_per_req']:.1f} µs/req",
+                flush=True,
+            )
+
+
+def scenario_rows(scenarios: dict[str, Any]) -> list[str]:
+    """The Markdown table of scenarios: medians, with the min–max of req/s and CPU."""
+    lines = [
+        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, data in scenarios.items():
+        m, runs = data["median"], data["runs"]
+        rps = [r["rps"] for r in runs]
+        cpu = [r["cpu_us_per_req"] for r in runs]
+        lines.append(
+            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
+            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
+            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
+        )
+    return lines
+
+
 def check_answers(targets: dict[str, Target], guest_token: str) -> None:
     """Every scenario answers 200; the secured ones refuse what they must, identically."""
     for name, target in targets.items():
@@ -226,18 +266,8 @@ def markdown(result: dict[str, Any]) -> str:
         "repetitions (order rotated); medians. Every proxy runs one worker; the upstream is an "
         "Envoy answering by itself. CPU is the proxy process's own time per request.",
         "",
-        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
-        "|---|---|---|---|---|",
+        *scenario_rows(result["scenarios"]),
     ]
-    for name, data in result["scenarios"].items():
-        m, runs = data["median"], data["runs"]
-        rps = [r["rps"] for r in runs]
-        cpu = [r["cpu_us_per_req"] for r in runs]
-        lines.append(
-            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
-            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
-            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
-        )
     lines += [
         "",
         "Ratios: the median over repetitions of the ratio within each repetition.",
@@ -312,17 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             check_answers(targets, guest)
             for target in targets.values():  # warm up connections and the token cache
                 run_wrk(target, 1, args.connections)
-            for rep in range(args.reps):
-                order = SCENARIOS[rep % len(SCENARIOS) :] + SCENARIOS[: rep % len(SCENARIOS)]
-                for name in order:
-                    run = run_wrk(targets[name], args.duration, args.connections)
-                    targets[name].runs.append(run)
-                    print(
-                        f"rep {rep + 1} {name:15} {run['rps']:9.0f} req/s  "
-                        f"p50 {run['p50_ms']:.2f} ms  p99 {run['p99_ms']:.2f} ms  "
-                        f"cpu {run['cpu_us_per_req']:.1f} µs/req",
-                        flush=True,
-                    )
+            measure(targets, SCENARIOS, args.reps, args.duration, args.connections)
         finally:
             gw.stop()
             for envoy in peer_envoys:

@@ -36,7 +36,7 @@ from tests.support.processes import GwUp
 from tests.support.wait import wait_until
 
 from bench import peers, report
-from bench.jwt import Target, envoy_child, run_wrk, upstream_config
+from bench.jwt import Target, envoy_child, measure, run_wrk, scenario_rows, upstream_config
 
 RESULTS = report.RESULTS
 SCENARIOS = ("gw-lua", "gw-lua-response", "gw-native", "gw-plain")
@@ -167,18 +167,8 @@ def markdown(result: dict[str, Any]) -> str:
         "serves the four virtual services; the upstream is an Envoy answering by itself. CPU "
         "is the proxy process's own time per request.",
         "",
-        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
-        "|---|---|---|---|---|",
+        *scenario_rows(result["scenarios"]),
     ]
-    for name, data in result["scenarios"].items():
-        m, runs = data["median"], data["runs"]
-        rps = [r["rps"] for r in runs]
-        cpu = [r["cpu_us_per_req"] for r in runs]
-        lines.append(
-            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
-            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
-            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
-        )
     goal = result["goal"]
     lines += [
         "",
@@ -226,16 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             check_answers(targets)
             for target in targets.values():  # warm up connections and the Lua states
                 run_wrk(target, 1, args.connections)
-            for rep in range(args.reps):
-                order = SCENARIOS[rep % len(SCENARIOS) :] + SCENARIOS[: rep % len(SCENARIOS)]
-                for name in order:
-                    run = run_wrk(targets[name], args.duration, args.connections)
-                    targets[name].runs.append(run)
-                    print(
-                        f"rep {rep + 1} {name:10} {run['rps']:9.0f} req/s  "
-                        f"cpu {run['cpu_us_per_req']:.1f} µs/req",
-                        flush=True,
-                    )
+            measure(targets, SCENARIOS, args.reps, args.duration, args.connections)
         finally:
             gw.stop()
             upstream.stop()
