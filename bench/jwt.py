@@ -25,6 +25,7 @@ import argparse
 import json
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,25 @@ def scenario_rows(scenarios: dict[str, Any]) -> list[str]:
     return lines
 
 
+def finish(
+    part: str,
+    args: argparse.Namespace,
+    summary: dict[str, Any],
+    render: Callable[[dict[str, Any]], str],
+) -> int:
+    """Writes the part's results (with the machine and the run's settings) and prints them."""
+    machine = report.machine()
+    result = {
+        "benchmark": part,
+        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
+        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
+        **summary,
+    }
+    report.write_part(args.out, part, result, render(result))
+    print(render(result))
+    return 0
+
+
 def check_answers(targets: dict[str, Target], guest_token: str) -> None:
     """Every scenario answers 200; the secured ones refuse what they must, identically."""
     for name, target in targets.items():
@@ -347,16 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             gw.stop()
             for envoy in peer_envoys:
                 envoy.stop()
-    machine = report.machine()
-    result = {
-        "benchmark": "jwt",
-        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
-        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
-        **summarize(targets),
-    }
-    report.write_part(args.out, "jwt", result, markdown(result))
-    print(markdown(result))
-    return 0
+    return finish("jwt", args, summarize(targets), markdown)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,15 @@ from tests.support.processes import GwUp
 from tests.support.wait import wait_until
 
 from bench import peers, report
-from bench.jwt import Target, envoy_child, measure, run_wrk, scenario_rows, upstream_config
+from bench.jwt import (
+    Target,
+    envoy_child,
+    finish,
+    measure,
+    run_wrk,
+    scenario_rows,
+    upstream_config,
+)
 
 RESULTS = report.RESULTS
 SCENARIOS = ("gw-lua", "gw-lua-response", "gw-native", "gw-plain")
@@ -220,16 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             gw.stop()
             upstream.stop()
-    machine = report.machine()
-    result = {
-        "benchmark": "transform",
-        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
-        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
-        **summarize(targets),
-    }
-    report.write_part(args.out, "transform", result, markdown(result))
-    print(markdown(result))
-    return 0
+    return finish("transform", args, summarize(targets), markdown)
 
 
 if __name__ == "__main__":

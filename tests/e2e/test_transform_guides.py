@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.json_echo import JsonEcho
+from tests.support.json_echo import gw_with_echo
 from tests.support.processes import GwUp
 
 pytestmark = pytest.mark.e2e
@@ -166,23 +166,14 @@ spec:
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GwUp]:
+    def manifests(port: int) -> list[str]:
+        guides = [_virtual_service(name, options) for name, options in GUIDES.items()]
+        return [UPSTREAM.replace("__PORT__", str(port)), *guides]
+
+    accepted = [f"VirtualService gw-system.{name}" for name in GUIDES]
     work = tmp_path_factory.mktemp("transform-guides")
-    echo = JsonEcho()
-    folder = work / "config"
-    folder.mkdir()
-    manifests = [UPSTREAM.replace("__PORT__", str(echo.port))]
-    manifests += [_virtual_service(name, options) for name, options in GUIDES.items()]
-    (folder / "guides.yaml").write_text("---".join(manifests))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POD_NAME", "gateway-proxy-test-pod")
-        up = GwUp(folder, work / "home")
-    try:
-        for name in GUIDES:
-            up.wait_status(f"VirtualService gw-system.{name}", "Accepted")
+    with gw_with_echo(work, manifests, accepted, {"POD_NAME": "gateway-proxy-test-pod"}) as up:
         yield up
-    finally:
-        up.stop()
-        echo.stop()
 
 
 def send(gw: GwUp, guide: str, path: str, **kwargs: Any) -> httpx.Response:

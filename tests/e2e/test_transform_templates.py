@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.json_echo import JsonEcho
+from tests.support.json_echo import gw_with_echo
+from tests.support.manifests import upstream
 from tests.support.processes import GwUp
 
 pytestmark = pytest.mark.e2e
@@ -202,28 +203,13 @@ spec:
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GwUp]:
+    def manifests(port: int) -> list[str]:
+        return [upstream("echo", port), *(_virtual_service(n, b) for n, b in HOSTS.items())]
+
+    accepted = [f"VirtualService default.{name}" for name in HOSTS]
     work = tmp_path_factory.mktemp("transform-templates")
-    echo = JsonEcho()
-    folder = work / "config"
-    folder.mkdir()
-    upstream = f"""
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: echo, namespace: default}}
-spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]}}}}
-"""
-    docs = [upstream] + [_virtual_service(n, b) for n, b in HOSTS.items()]
-    (folder / "config.yaml").write_text("---".join(docs))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POD_NAME", "pod-7")
-        up = GwUp(folder, work / "home")
-    try:
-        for name in HOSTS:
-            up.wait_status(f"VirtualService default.{name}", "Accepted")
+    with gw_with_echo(work, manifests, accepted, {"POD_NAME": "pod-7"}) as up:
         yield up
-    finally:
-        up.stop()
-        echo.stop()
 
 
 def send(gw: GwUp, host: str, path: str = "/", **kwargs: Any) -> httpx.Response:

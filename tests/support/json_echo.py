@@ -11,8 +11,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.support.processes import GwUp
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -60,3 +67,28 @@ class JsonEcho:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+@contextmanager
+def gw_with_echo(
+    work: Path, manifests: Callable[[int], list[str]], accepted: list[str], env: dict[str, str]
+) -> Iterator[GwUp]:
+    """`gw up` serving `manifests(echo_port)`, with `env` in its (and Envoy's) environment,
+    once every resource key in `accepted` is Accepted; both stopped at the end."""
+    echo = JsonEcho()
+    try:
+        folder = work / "config"
+        folder.mkdir()
+        (folder / "config.yaml").write_text("---".join(manifests(echo.port)))
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            up = GwUp(folder, work / "home")
+        try:
+            for key in accepted:
+                up.wait_status(key, "Accepted")
+            yield up
+        finally:
+            up.stop()
+    finally:
+        echo.stop()

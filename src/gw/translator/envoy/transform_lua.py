@@ -162,19 +162,9 @@ def _step(step: ir.Step | None) -> str:
         f"body = {lua_string(step.body)}",
         f"reads_body = {_bool(_reads_body(step))}",
         "extractors = {" + ", ".join(_extractor(e) for e in step.extractors) + "}",
-        "headers = {"
-        + ", ".join(
-            f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, esc)} }}"
-            for h in step.headers
-        )
-        + "}",
+        f"headers = {_rendered(step.headers, esc)}",
         "remove = {" + ", ".join(lua_string(h) for h in step.headers_to_remove) + "}",
-        "append = {"
-        + ", ".join(
-            f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, esc)} }}"
-            for h in step.headers_to_append
-        )
-        + "}",
+        f"append = {_rendered(step.headers_to_append, esc)}",
         "metadata = {"
         + ", ".join(
             f"{{ namespace = {lua_string(m.namespace)}, key = {lua_string(m.key)}, "
@@ -193,6 +183,14 @@ def _step(step: ir.Step | None) -> str:
     if step.body == "template":
         fields.append(f"body_template = {compile_template(step.body_template, esc)}")
     return "{ " + ", ".join(fields) + " }"
+
+
+def _rendered(headers: tuple[ir.RenderedHeader, ...], escape: bool) -> str:
+    items = (
+        f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, escape)} }}"
+        for h in headers
+    )
+    return "{" + ", ".join(items) + "}"
 
 
 def _reads_body(step: ir.TemplateTransformation) -> bool:

@@ -54,13 +54,7 @@ def build_rules(
                     _header_match(m, f"{where}.matchers[{i}]", report)
                     for i, m in enumerate(entry.matchers)
                 ),
-                response=_step(
-                    entry.response_transformation,
-                    f"{where}.responseTransformation",
-                    False,
-                    defaults,
-                    report,
-                ),
+                response=_response(entry.response_transformation, where, defaults, report),
             )
         )
     logged = defaults.log or any(
@@ -85,14 +79,14 @@ def _request_rule(
         request=_step(
             entry.request_transformation, f"{where}.requestTransformation", True, defaults, report
         ),
-        response=_step(
-            entry.response_transformation,
-            f"{where}.responseTransformation",
-            False,
-            defaults,
-            report,
-        ),
+        response=_response(entry.response_transformation, where, defaults, report),
     )
+
+
+def _response(
+    t: Transformation | None, where: str, defaults: Defaults, report: ResourceReport
+) -> ir.Step | None:
+    return _step(t, f"{where}.responseTransformation", False, defaults, report)
 
 
 def _condition(m: TransformationMatcher, where: str, report: ResourceReport) -> ir.RequestCondition:

@@ -13,6 +13,8 @@ new option is a dataclass in its feature's module (a new module for a new featur
 field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
 servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
+Unions used in annotations (`Expr`, `Node`, `Stage`, `Step`) are re-exported as `X as X`
+but are not in `__all__`: they are not types of their own.
 """
 
 from __future__ import annotations
@@ -55,16 +57,20 @@ from gw.translator.ir.source import SourceRef
 from gw.translator.ir.template import (
     Branch,
     Call,
-    Expr,
     For,
     If,
     Literal,
-    Node,
     Op,
     Output,
     Set,
     Text,
     Var,
+)
+from gw.translator.ir.template import (
+    Expr as Expr,
+)
+from gw.translator.ir.template import (
+    Node as Node,
 )
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.transform import (
@@ -80,13 +86,17 @@ from gw.translator.ir.transform import (
     RequestHeaderRef,
     RequestRule,
     ResponseRule,
-    Stage,
     StagedTransformations,
-    Step,
     TemplateExtractor,
     TemplateTransformation,
     Transformation,
     TransformationScript,
+)
+from gw.translator.ir.transform import (
+    Stage as Stage,
+)
+from gw.translator.ir.transform import (
+    Step as Step,
 )
 from gw.translator.ir.virtualhosts import VirtualHost
 
@@ -100,7 +110,6 @@ __all__ = [
     "CorsPolicy",
     "DirectResponse",
     "Endpoint",
-    "Expr",
     "ExtAuth",
     "ExtAuthServer",
     "Extractor",
@@ -122,7 +131,6 @@ __all__ = [
     "MatchHeader",
     "MergedKey",
     "MetadataValue",
-    "Node",
     "Op",
     "Output",
     "Policy",
@@ -146,9 +154,7 @@ __all__ = [
     "ServiceSelection",
     "Set",
     "SourceRef",
-    "Stage",
     "StagedTransformations",
-    "Step",
     "TemplateExtractor",
     "TemplateTransformation",
     "Text",
