@@ -438,8 +438,11 @@ R.call = {
   word_count = function(_, v) return word_count(v) end,
   dynamic_metadata = function(c, key, namespace)
     local all = c.handle:streamInfo():dynamicMetadata()
-    local found = all:get(text(namespace or "io.vendor.transformation"))
-    local v = found and found[text(key)]
+    local v = all:get(text(namespace or "io.vendor.transformation"))
+    for part in text(key):gmatch("[^:]+") do -- `a:b` is key b inside key a
+      if type(v) ~= "table" then return "" end
+      v = v[part]
+    end
     if v == nil then return "" end
     if type(v) == "table" then return R.encode(v) end
     if type(v) == "boolean" then return v and "true" or "false" end

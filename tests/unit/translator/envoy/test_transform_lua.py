@@ -247,3 +247,27 @@ def test_response_reads_saved_request_headers() -> None:
     envoy.run(source, "request", [("x-q", "asked")])
     handle = envoy.run(source, "response", [(":status", "200")])
     assert ("x-echo", "asked") in envoy.headers(handle)
+
+
+def test_dynamic_metadata_reads_nested_keys() -> None:
+    step = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(
+                name="x-customer",
+                template=_template(
+                    '{{ dynamic_metadata("config_0:sub", "envoy.filters.http.ext_authz") }}'
+                ),
+            ),
+            ir.RenderedHeader(
+                name="x-missing", template=_template('{{ dynamic_metadata("config_0:no:x") }}!')
+            ),
+        ),
+        parse_json=False,
+    )
+    envoy = LuaEnvoy()
+    envoy.metadata["envoy.filters.http.ext_authz"] = envoy.lua.table(
+        config_0=envoy.lua.table(sub="my-client")
+    )
+    handle = envoy.run(_script(step), "request", [(":path", "/")])
+    assert ("x-customer", "my-client") in envoy.headers(handle)
+    assert ("x-missing", "!") in envoy.headers(handle)
