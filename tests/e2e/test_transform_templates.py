@@ -176,6 +176,52 @@ HOSTS: dict[str, str] = {
                   body: {text: '{"msg": "{{ msg }}"}'}
       __ROUTE__
 """,
+    # Weighted destinations replace the route's transformations for their share.
+    "split": """
+    routes:
+    - matchers: [{prefix: /}]
+      options:
+        transformations:
+          requestTransformation:
+            transformationTemplate:
+              headers: {x-dest: {text: route}}
+      routeAction:
+        multi:
+          destinations:
+          - weight: 1
+            destination: {upstream: {name: echo, namespace: default}}
+            options:
+              transformations:
+                requestTransformation:
+                  transformationTemplate:
+                    headers: {x-dest: {text: '{{ upper("a") }}'}}
+          - weight: 1
+            destination: {upstream: {name: echo-too, namespace: default}}
+            options:
+              stagedTransformations:
+                early:
+                  requestTransforms:
+                  - requestTransformation:
+                      transformationTemplate:
+                        headers: {x-dest: {text: b}}
+""",
+    # A RouteOption's transformations, and a RouteTable route inheriting its parent's.
+    "shared": """
+    routes:
+    - matchers: [{prefix: /option}]
+      optionsConfigRefs:
+        delegateOptions: [{name: tagged, namespace: default}]
+      __ROUTE__
+    - matchers: [{prefix: /table}]
+      options:
+        stagedTransformations:
+          regular:
+            requestTransforms:
+            - requestTransformation:
+                transformationTemplate:
+                  headers: {x-parent: {text: '{{ lower("P") }}'}}
+      delegateAction: {ref: {name: table, namespace: default}}
+""",
     "roundtrip": """
     options:
       transformations:
@@ -184,6 +230,37 @@ HOSTS: dict[str, str] = {
             body: {text: '{{ context() }}'}
 """,
 }
+
+
+SHARED = """
+apiVersion: gateway.vendor.io/v1
+kind: RouteOption
+metadata: {name: tagged, namespace: default}
+spec:
+  options:
+    transformations:
+      requestTransformation:
+        transformationTemplate:
+          headers: {x-option: {text: '{{ length(header("x-word")) }}'}}
+---
+apiVersion: gateway.vendor.io/v1
+kind: RouteTable
+metadata: {name: table, namespace: default}
+spec:
+  routes:
+  - matchers: [{prefix: /table/own}]
+    options:
+      stagedTransformations:
+        inheritTransformation: true
+        early:
+          requestTransforms:
+          - requestTransformation:
+              transformationTemplate:
+                headers: {x-own: {text: '{{ upper("o") }}'}}
+    routeAction: {single: {upstream: {name: echo, namespace: default}}}
+  - matchers: [{prefix: /table}]
+    routeAction: {single: {upstream: {name: echo, namespace: default}}}
+"""
 
 
 def _virtual_service(name: str, body: str) -> str:
@@ -204,7 +281,8 @@ spec:
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GwUp]:
     def manifests(port: int) -> list[str]:
-        return [upstream("echo", port), *(_virtual_service(n, b) for n, b in HOSTS.items())]
+        hosts = [_virtual_service(n, b) for n, b in HOSTS.items()]
+        return [upstream("echo", port), upstream("echo-too", port), *hosts, SHARED]
 
     accepted = [f"VirtualService default.{name}" for name in HOSTS]
     work = tmp_path_factory.mktemp("transform-templates")
@@ -324,6 +402,20 @@ def test_raw_string_and_escape_characters(gw: GwUp) -> None:
     assert json.loads(raw["body"].replace(', "plain"', "}").split("}")[0] + "}")["raw"] == msg
     escaped = send(gw, "escape", "/escaped", content=json.dumps({"msg": msg})).json()
     assert escaped["data"] == {"msg": msg}
+
+
+def test_weighted_destinations_replace_the_route_transformations(gw: GwUp) -> None:
+    seen = {send(gw, "split").json()["headers"]["x-dest"] for _ in range(40)}
+    assert seen == {"A", "b"}
+
+
+def test_route_option_and_route_table_transformations(gw: GwUp) -> None:
+    headers = send(gw, "shared", "/option", headers={"x-word": "four"}).json()["headers"]
+    assert headers["x-option"] == "4"
+    own = send(gw, "shared", "/table/own").json()["headers"]
+    assert (own["x-own"], own["x-parent"]) == ("O", "p")
+    # A table route without its own stagedTransformations gets the delegating route's.
+    assert send(gw, "shared", "/table/x").json()["headers"]["x-parent"] == "p"
 
 
 _JSON = st.recursive(

@@ -104,9 +104,9 @@ def _weighted_cluster_configs(
     """Per-filter configs of weighted clusters (filters that have `per_weighted_cluster`)."""
     if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
         return
+    if all(c.transformations is None for c in route.action.clusters):
+        return
     for cluster, out in zip(route.action.clusters, action.weighted_clusters.clusters, strict=True):
-        if cluster.transformations is None:
-            continue
         for http_filter in HTTP_FILTERS:
             per_cluster = getattr(http_filter, "per_weighted_cluster", None)
             config = per_cluster(vhost, route, cluster) if per_cluster is not None else None

@@ -131,21 +131,22 @@ class _StageFilter(abc.ABC):
         return None
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        if weighted_clusters(route):
+            return None  # on each weighted cluster instead (see per_weighted_cluster)
         return self.config_for(stage_transformation(vhost, route, self.stage))
 
     def per_weighted_cluster(
         self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
     ) -> Message | None:
-        """The cluster's own stage; an empty config where the route's would apply."""
-        own = stage_of(cluster.transformations, self.stage)
-        config = self.config_for(own if isinstance(own, ir.Transformation) else None)
-        if config is None and self.per_route(vhost, route) is not None:
-            return self.empty_per_route()
-        return config
-
-    def empty_per_route(self) -> Message:
-        """A per-route config that does nothing."""
-        return self.typed_config()
+        """A cluster's own stage, else the route's. header_mutation applies the configs of
+        every level (cluster, route, virtual host), not the most specific one only, so when
+        some cluster has its own, the route's moves down onto the clusters without."""
+        if cluster.transformations is None:
+            found = stage_transformation(vhost, route, self.stage)
+        else:
+            own = stage_of(cluster.transformations, self.stage)
+            found = own if isinstance(own, ir.Transformation) else None
+        return self.config_for(found)
 
     @abc.abstractmethod
     def config_for(self, t: ir.Transformation | None) -> Message | None:
@@ -219,10 +220,6 @@ class TransformHeaders(_StageFilter):
 
     def typed_config(self) -> Message:
         config: Message = header_mutation_pb2.HeaderMutation()
-        return config
-
-    def empty_per_route(self) -> Message:
-        config: Message = header_mutation_pb2.HeaderMutationPerRoute()
         return config
 
     def config_for(self, t: ir.Transformation | None) -> Message | None:
