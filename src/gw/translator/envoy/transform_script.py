@@ -64,6 +64,8 @@ class TransformScript:
     def per_weighted_cluster(
         self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
     ) -> Message | None:
+        if cluster.transformations is None:
+            return None  # the route's (or the virtual host's) config applies
         above = (
             route.transformations if route.transformations is not None else vhost.transformations
         )
