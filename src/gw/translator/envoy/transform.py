@@ -44,9 +44,20 @@ Stage = Literal["early", "regular"]
 _Value = base_pb2.HeaderValueOption
 
 
+def own(route: ir.Route) -> ir.StagedTransformations | None:
+    """A route's own transformations: those of its only destination when that has its own
+    (a split of one is served as a plain route), else the route's."""
+    action = route.action
+    if isinstance(action, ir.Forward) and len(action.clusters) == 1:
+        if action.clusters[0].transformations is not None:
+            return action.clusters[0].transformations
+    return route.transformations
+
+
 def effective(vhost: ir.VirtualHost, route: ir.Route) -> ir.StagedTransformations | None:
     """A route's own transformations replace its host's."""
-    return route.transformations if route.transformations is not None else vhost.transformations
+    found = own(route)
+    return found if found is not None else vhost.transformations
 
 
 def stage_of(staged: ir.StagedTransformations | None, stage: Stage) -> ir.Stage | None:

@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
-from gw.translator.envoy.transform import Stage, stage_of, weighted_clusters
+from gw.translator.envoy.transform import Stage, effective, own, stage_of, weighted_clusters
 from gw.translator.envoy.transform_lua import script_source
 
 
@@ -42,9 +42,7 @@ class TransformScript:
             if self._script(vhost.transformations) is not None:
                 return self._filter()
             for route in vhost.routes:
-                owners = [route.transformations] + [
-                    c.transformations for c in weighted_clusters(route)
-                ]
+                owners = [own(route)] + [c.transformations for c in weighted_clusters(route)]
                 if any(self._script(t) is not None for t in owners):
                     return self._filter()
         return None
@@ -57,9 +55,9 @@ class TransformScript:
         return None if script is None else self._run(script)
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        if route.transformations is None:
+        if own(route) is None:
             return None  # the virtual host's config applies
-        return self._own(route.transformations, vhost.transformations)
+        return self._own(own(route), vhost.transformations)
 
     def per_weighted_cluster(
         self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
@@ -97,5 +95,5 @@ REGULAR = TransformScript("regular")
 
 def span_name(vhost: ir.VirtualHost, route: ir.Route) -> str | None:
     """The route's tracing span name (`spanTransformer` with a literal name)."""
-    staged = route.transformations if route.transformations is not None else vhost.transformations
+    staged = effective(vhost, route)
     return staged.span_name if staged is not None else None
