@@ -8,11 +8,15 @@ header filters, or a Lua script compiled from the templates), is the translator'
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from gw.api.meta import Model
+
+
+class Empty(Model):
+    """A message without fields, written `{}` (`passthrough`, `body` as a source, ...)."""
 
 
 class InjaTemplate(Model):
@@ -24,7 +28,7 @@ class Extraction(Model):
     which capture group (`subgroup`, 0 = the whole match) becomes the extractor's value."""
 
     header: str | None = None
-    body: dict[str, Any] | None = None
+    body: Empty | None = None
     regex: str | None = None
     subgroup: int = Field(default=0, ge=0)
     mode: Literal["EXTRACT", "SINGLE_REPLACE", "REPLACE_ALL"] = "EXTRACT"
@@ -63,8 +67,8 @@ class TransformationTemplate(Model):
     headers_to_append: list[HeaderToAppend] = []
     headers_to_remove: list[str] = []
     body: InjaTemplate | None = None
-    passthrough: dict[str, Any] | None = None
-    merge_extractors_to_body: dict[str, Any] | None = None
+    passthrough: Empty | None = None
+    merge_extractors_to_body: Empty | None = None
     merge_json_keys: MergeJsonKeys | None = None
     parse_body_behavior: Literal["ParseAsJson", "DontParse"] | None = None
     ignore_error_on_parse: bool = False
