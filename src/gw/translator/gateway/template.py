@@ -13,12 +13,13 @@ that the translator reports it on the field instead of Envoy failing at run time
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, is_dataclass
 
 from gw.translator import ir
 from gw.translator.gateway.template_expr import FUNCTIONS, ExpressionParser, TemplateError
 
-__all__ = ["FUNCTIONS", "Parsed", "TemplateError", "parse_template"]
+__all__ = ["FUNCTIONS", "Parsed", "TemplateError", "parse_template", "walk"]
 
 _OPEN = re.compile(r"\{\{-?|\{%-?|\{#")
 
@@ -152,3 +153,14 @@ class _Parser(ExpressionParser):
         line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
         return f"{line}:{column}"
+
+
+def walk(tree: object) -> Iterator[object]:
+    """Every node of a template tree (statements and expressions), depth first."""
+    if isinstance(tree, tuple):
+        for item in tree:
+            yield from walk(item)
+    elif is_dataclass(tree):
+        yield tree
+        for field in fields(tree):
+            yield from walk(getattr(tree, field.name))

@@ -9,7 +9,7 @@ from typing import Literal
 from gw.api.transform import Extraction, TransformationTemplate
 from gw.translator import ir
 from gw.translator.gateway.headers import header_name_problem, line_break_problem
-from gw.translator.gateway.template import Parsed, TemplateError, parse_template
+from gw.translator.gateway.template import Parsed, TemplateError, parse_template, walk
 from gw.translator.gateway.transform_extractors import group_references
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.regex_program import compile_program
@@ -57,7 +57,45 @@ class TemplateBuilder:
         self.calls: set[str] = set()
 
     def build(self) -> ir.TemplateTransformation:
-        t, where = self.t, self.where
+        t = self.t
+        self._check_body_modes()
+        extractors = tuple(
+            e
+            for name, x in sorted(t.extractors.items())
+            if (e := self._extractor(name, x, f"{self.where}.extractors.{name}")) is not None
+        )
+        headers, removed, appended = self._headers()
+        metadata = self._metadata()
+        body, body_template, merged = self._body()
+        if t.span_transformer is not None and not self.request:
+            self.report.warning(
+                f"{self.where}.spanTransformer",
+                "no effect on a response: spans are named on the request side",
+            )
+        parse = t.parse_body_behavior != "DontParse" and t.passthrough is None
+        reads = (
+            self.reads_data
+            or bool(self.calls & {"context"})
+            or body in ("merge_extractors", "merge_json_keys")
+        )
+        return ir.TemplateTransformation(
+            advanced=t.advanced_templates,
+            extractors=extractors,
+            headers=headers,
+            headers_to_remove=removed,
+            headers_to_append=appended,
+            body=body,
+            body_template=body_template,
+            merged_keys=merged,
+            parse_json=parse and reads,
+            ignore_parse_errors=t.ignore_error_on_parse,
+            dynamic_metadata=metadata,
+            escape_characters=bool(self.escape),
+            passthrough=t.passthrough is not None,
+        )
+
+    def _check_body_modes(self) -> None:
+        t = self.t
         modes = [
             n
             for n, v in (
@@ -69,12 +107,20 @@ class TemplateBuilder:
             if v is not None
         ]
         if len(modes) > 1:
-            self.report.error(where, f"set only one of {', '.join(modes)}: they are alternatives")
-        extractors = tuple(
-            e
-            for name, x in sorted(t.extractors.items())
-            if (e := self._extractor(name, x, f"{where}.extractors.{name}")) is not None
-        )
+            self.report.error(
+                self.where, f"set only one of {', '.join(modes)}: they are alternatives"
+            )
+        if t.merge_json_keys is not None and t.parse_body_behavior == "DontParse":
+            self.report.error(
+                f"{self.where}.mergeJsonKeys",
+                "mergeJsonKeys needs the body parsed as JSON: remove parseBodyBehavior: DontParse",
+            )
+
+    def _headers(
+        self,
+    ) -> tuple[tuple[ir.RenderedHeader, ...], tuple[str, ...], tuple[ir.RenderedHeader, ...]]:
+        """`headers`, `headersToRemove` and `headersToAppend`, checked."""
+        t, where = self.t, self.where
         headers = tuple(
             h
             for name, x in sorted(t.headers.items())
@@ -96,12 +142,15 @@ class TemplateBuilder:
             if problem is not None:
                 self.report.error(f"{where}.headersToRemove[{i}]", problem)
             removed.append(_header_key(name))
-        metadata = []
-        for i, m in enumerate(t.dynamic_metadata_values):
-            at = f"{where}.dynamicMetadataValues[{i}]"
+        return headers, tuple(removed), appended
+
+    def _metadata(self) -> tuple[ir.MetadataValue, ...]:
+        out = []
+        for i, m in enumerate(self.t.dynamic_metadata_values):
+            at = f"{self.where}.dynamicMetadataValues[{i}]"
             if not m.key:
                 self.report.error(f"{at}.key", "set key: the metadata key to write")
-            metadata.append(
+            out.append(
                 ir.MetadataValue(
                     namespace=m.metadata_namespace or DEFAULT_METADATA_NAMESPACE,
                     key=m.key,
@@ -109,38 +158,7 @@ class TemplateBuilder:
                     json_to_proto=m.json_to_proto,
                 )
             )
-        body, body_template, merged = self._body()
-        if t.span_transformer is not None and not self.request:
-            self.report.warning(
-                f"{where}.spanTransformer",
-                "no effect on a response: spans are named on the request side",
-            )
-        parse = t.parse_body_behavior != "DontParse" and t.passthrough is None
-        reads = (
-            self.reads_data
-            or bool(self.calls & {"context"})
-            or body in ("merge_extractors", "merge_json_keys")
-        )
-        if t.merge_json_keys is not None and t.parse_body_behavior == "DontParse":
-            self.report.error(
-                f"{where}.mergeJsonKeys",
-                "mergeJsonKeys needs the body parsed as JSON: remove parseBodyBehavior: DontParse",
-            )
-        return ir.TemplateTransformation(
-            advanced=t.advanced_templates,
-            extractors=extractors,
-            headers=headers,
-            headers_to_remove=tuple(removed),
-            headers_to_append=appended,
-            body=body,
-            body_template=body_template,
-            merged_keys=merged,
-            parse_json=parse and reads,
-            ignore_parse_errors=t.ignore_error_on_parse,
-            dynamic_metadata=tuple(metadata),
-            escape_characters=bool(self.escape),
-            passthrough=t.passthrough is not None,
-        )
+        return tuple(out)
 
     def _body(self) -> tuple[BodyMode, tuple[ir.Node, ...], tuple[ir.MergedKey, ...]]:
         t = self.t
@@ -256,30 +274,21 @@ class TemplateBuilder:
         return parsed.nodes
 
 
-def _texts(nodes: object) -> list[str]:
+def _texts(tree: tuple[ir.Node, ...]) -> list[str]:
     """The literal text of a template tree."""
-    if isinstance(nodes, ir.Text):
-        return [nodes.text]
-    if isinstance(nodes, tuple):
-        return [t for item in nodes for t in _texts(item)]
-    if hasattr(nodes, "__dataclass_fields__"):
-        return [t for field in nodes.__dataclass_fields__ for t in _texts(getattr(nodes, field))]
-    return []
+    return [n.text for n in walk(tree) if isinstance(n, ir.Text)]
 
 
-def _extraction_names(nodes: object) -> list[str]:
-    found: list[str] = []
-    if isinstance(nodes, ir.Call) and nodes.call == "extraction":
-        arg = nodes.args[0]
-        if isinstance(arg, ir.Literal) and isinstance(arg.literal, str):
-            found.append(arg.literal)
-    if isinstance(nodes, tuple):
-        for item in nodes:
-            found += _extraction_names(item)
-    elif hasattr(nodes, "__dataclass_fields__"):
-        for field in nodes.__dataclass_fields__:
-            found += _extraction_names(getattr(nodes, field))
-    return found
+def _extraction_names(tree: tuple[ir.Node, ...]) -> list[str]:
+    """The extractors a template names in `extraction("...")`."""
+    return [
+        n.args[0].literal
+        for n in walk(tree)
+        if isinstance(n, ir.Call)
+        and n.call == "extraction"
+        and isinstance(n.args[0], ir.Literal)
+        and isinstance(n.args[0].literal, str)
+    ]
 
 
 def _header_key(name: str) -> str:
