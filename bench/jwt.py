@@ -208,6 +208,16 @@ def scenario_rows(scenarios: dict[str, Any]) -> list[str]:
     return lines
 
 
+def arguments(doc: str | None, argv: list[str] | None) -> argparse.Namespace:
+    """The options of a paired-scenario part: --duration, --reps, --connections, --out."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
+    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    return parser.parse_args(argv)
+
+
 def finish(
     part: str,
     args: argparse.Namespace,
@@ -310,12 +320,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
-    parser.add_argument("--reps", type=int, default=9)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, argv)
 
     key = SigningKey("RSA")
     token = key.token(ISSUER, role="user", exp=2_000_000_000)

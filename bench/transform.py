@@ -23,7 +23,6 @@ The goal: the Lua path costs less than 1.5 times the plain route's proxy CPU per
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 from pathlib import Path
@@ -38,6 +37,7 @@ from tests.support.wait import wait_until
 from bench import peers, report
 from bench.jwt import (
     Target,
+    arguments,
     envoy_child,
     finish,
     measure,
@@ -193,12 +193,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
-    parser.add_argument("--reps", type=int, default=9)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, argv)
     with tempfile.TemporaryDirectory(prefix="gw-bench-") as tmp:
         work = Path(tmp)
         hello_port = free_port()
