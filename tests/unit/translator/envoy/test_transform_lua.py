@@ -16,6 +16,7 @@ from gw.translator import ir
 from gw.translator.envoy.transform_lua import program, runtime, script_source
 from gw.translator.envoy.transform_templates import compile_template
 from gw.translator.gateway.template import parse_template
+from gw.translator.regex_program import lua_pattern
 from tests.support.lua_envoy import LuaEnvoy
 
 lupa = pytest.importorskip("lupa.luajit21")
@@ -271,3 +272,52 @@ def test_dynamic_metadata_reads_nested_keys() -> None:
     handle = envoy.run(_script(step), "request", [(":path", "/")])
     assert ("x-customer", "my-client") in envoy.headers(handle)
     assert ("x-missing", "!") in envoy.headers(handle)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pattern=st.sampled_from(
+        [r"(.*foo=([^&]*).*)", r".*tenant=([a-z]+).*", r"org=(\w+)", r"(?i)ab+c", r"a.*?b",
+         r"x\.y", r"[\s\S]*x", r"(a|b)+c?"]
+    ),
+    text=st.text(alphabet="abcxyfo=&.tenant\nB", max_size=30),
+)  # fmt: skip
+def test_lua_patterns_agree_with_the_machine(lua: Any, pattern: str, text: str) -> None:
+    """Where gw serves a regex as a Lua pattern, it extracts what the Pike machine does."""
+    found = lua_pattern(pattern)
+    if found is None:
+        return
+    extract = lua.eval(
+        "function(lp, prog, s, g) local e = {mode = 'extract', subgroup = g, prog = prog} "
+        "local b = R.extract(e, s) e.lp, e.lp_max = lp, 1e9 return R.extract(e, s), b end"
+    )
+    prog = lua.execute("return " + program(pattern))
+    for group in range(re.compile(pattern).groups + 1):
+        by_pattern, by_machine = extract(found.pattern, prog, text.encode(), group)
+        assert by_pattern == by_machine, (pattern, text, group)
+
+
+def test_merge_json_keys_and_single_replace_of_a_group() -> None:
+    step = ir.TemplateTransformation(
+        extractors=(
+            ir.TemplateExtractor(
+                name="masked", header="x-card", regex=r"(\d{4})-(\d{4})", subgroup=1,
+                mode="single_replace", replacement=("****",),
+            ),
+        ),
+        body="merge_json_keys",
+        merged_keys=(
+            ir.MergedKey(key="card", template=_template("{{ masked }}")),
+            ir.MergedKey(key="meta.count", template=_template("{{ length(items) }}")),
+            ir.MergedKey(key="gone", template=()),
+            ir.MergedKey(key="kept", template=(), override_empty=True),
+        ),
+    )  # fmt: skip
+    envoy = LuaEnvoy()
+    handle = envoy.run(
+        _script(step), "request", [("x-card", "1234-5678")], '{"items": [1, 2], "gone": 1}'
+    )
+    assert json.loads(handle.raw) == {
+        "items": [1, 2], "gone": 1, "card": "****-5678", "meta": {"count": 2}, "kept": "",
+        "masked": "****-5678",
+    }  # fmt: skip
