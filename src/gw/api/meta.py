@@ -10,12 +10,15 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
 class Model(BaseModel):
-    """Base of every spec object: camelCase aliases, unknown fields refused, immutable."""
+    """Base of every spec object: camelCase aliases, unknown fields refused, immutable.
+
+    An explicit `null` (`annotations:` with nothing after it) means "not set", as the
+    orchestrator's API server treats it: the field takes its default."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -23,6 +26,13 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_unset(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            return {k: v for k, v in data.items() if v is not None}
+        return data
 
 
 class ResourceRef(Model):

@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform
+from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
@@ -64,9 +65,9 @@ class Router:
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
 #: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: limit, AWS Lambda (it turns the request into an invocation), router. Each transformation
+#: stage is two filters (`envoy/transform.py`). The early global limit holds
+#: `rateLimitEarlyConfigs`, and `rateLimitConfigs` with `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     CorsFilter(),
@@ -77,5 +78,6 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     ExtAuthz(),
     *transform.REGULAR,
     GlobalRateLimitFilter("regular"),
+    AwsLambdaFilter(),
     Router(),
 )

@@ -34,3 +34,8 @@ def _option(header: ir.HeaderValue) -> base_pb2.HeaderValueOption:
     return base_pb2.HeaderValueOption(
         header=base_pb2.HeaderValue(key=header.name, value=header.value), append_action=action
     )
+
+
+def header_value_option(header: ir.HeaderValue) -> base_pb2.HeaderValueOption:
+    """The Envoy form of a header to add (also for health check requests)."""
+    return _option(header)

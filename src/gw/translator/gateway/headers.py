@@ -158,3 +158,14 @@ def _to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[st
         elif name.lower() not in out:
             out.append(name.lower())
     return tuple(out)
+
+
+def headers_to_add(
+    options: list[HeaderValueOption], field: str, report: ResourceReport
+) -> tuple[ir.HeaderValue, ...]:
+    """Checked headers to add, for other options that send headers (health checks)."""
+    return _to_add(options, field, report)
+
+
+def headers_to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:
+    return _to_remove(names, field, report)

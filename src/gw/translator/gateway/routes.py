@@ -17,8 +17,10 @@ from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route,
 from gw.translator import ir
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_over, route_options
 from gw.translator.gateway.orch import resolve_service_destination
@@ -219,6 +221,10 @@ class RouteBuilder:
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
             auto_host_rewrite=bool(options.auto_host_rewrite),
+            hash_policies=build_hash_policies(
+                options.lb_hash, f"{field}.options.lbHash", self.report
+            )
+            or None,
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -269,14 +275,12 @@ class RouteBuilder:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
+        refs, report = self.refs, self.report
         if dest.orch is not None:
-            return resolve_service_destination(
-                dest.orch,
-                refs=self.refs,
-                referrer=self.owner,
-                field=f"{field}.orch",
-                report=self.report,
+            target = resolve_service_destination(
+                dest.orch, refs=refs, referrer=self.owner, field=f"{field}.orch", report=report
             )
+            return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
         key = self.refs.key(api.Upstream, dest.upstream, self.owner)
         found = self.refs.resolve(
@@ -288,4 +292,5 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+        target = ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+        return refine_destination(target, found, dest, refs=refs, field=field, report=report)

@@ -8,19 +8,40 @@ knowing either. Sequences are tuples; maps are sorted tuples of pairs.
 One module per area, named with the feature word of the other layers (`api/jwt.py` →
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
-`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`. A
-new option is a dataclass in its feature's module (a new module for a new feature), the
-field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`,
+and for clusters `loadbalancer`, `healthcheck`, `aws`. A new option is a dataclass in its
+feature's module (a new module for a new feature), the field of `VirtualHost`, `Route` or
+`Cluster` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
 servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
 """
 
 from __future__ import annotations
 
-from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
+from gw.translator.ir.aws import AwsCredentials, LambdaInvocation
+from gw.translator.ir.clusters import (
+    CircuitBreakers,
+    Cluster,
+    ConnectionOptions,
+    DnsOptions,
+    Endpoint,
+    Http1Options,
+    Http2Options,
+    Locality,
+    Preconnect,
+    ServiceSelection,
+    TcpKeepalive,
+)
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
+from gw.translator.ir.healthcheck import (
+    GrpcHealthCheck,
+    HealthCheck,
+    HttpHealthCheck,
+    OutlierDetection,
+    TcpHealthCheck,
+)
 from gw.translator.ir.jwt import (
     ClaimToHeader,
     JwtProvider,
@@ -29,6 +50,13 @@ from gw.translator.ir.jwt import (
     TokenHeader,
 )
 from gw.translator.ir.listeners import Listener
+from gw.translator.ir.loadbalancer import (
+    HashPolicy,
+    LoadBalancer,
+    SlowStart,
+    SubsetConfig,
+    SubsetSelector,
+)
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
@@ -65,27 +93,42 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "AwsCredentials",
+    "CircuitBreakers",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
+    "ConnectionOptions",
     "CorsPolicy",
     "DirectResponse",
+    "DnsOptions",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
     "Extractor",
     "ExtractorRef",
     "Forward",
+    "GrpcHealthCheck",
+    "HashPolicy",
     "HeaderCondition",
     "HeaderManipulation",
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "HealthCheck",
+    "Http1Options",
+    "Http2Options",
+    "HttpHealthCheck",
     "JwtProvider",
     "JwtVerification",
+    "LambdaInvocation",
     "Listener",
+    "LoadBalancer",
     "LocalLimit",
+    "Locality",
+    "OutlierDetection",
     "Policy",
+    "Preconnect",
     "Proxy",
     "QueryMatch",
     "RateLimitServer",
@@ -100,8 +143,13 @@ __all__ = [
     "Route",
     "RouteMatch",
     "ServiceSelection",
+    "SlowStart",
     "SourceRef",
     "StagedTransformations",
+    "SubsetConfig",
+    "SubsetSelector",
+    "TcpHealthCheck",
+    "TcpKeepalive",
     "TlsSecret",
     "TlsTermination",
     "TokenHeader",

@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gw.translator.ir.aws import LambdaInvocation
 from gw.translator.ir.clusters import ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
@@ -50,6 +52,10 @@ class WeightedCluster:
     #: Set when the route addresses an orchestrator service directly (`orch` destination):
     #: stage 1 adds the service's cluster next to the route.
     service: ServiceSelection | None = None
+    #: Only the cluster's endpoints carrying these labels (its subset load balancer).
+    subset: tuple[tuple[str, str], ...] | None = None
+    #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
+    aws_lambda: LambdaInvocation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +67,8 @@ class Forward:
     timeout_ms: int | None = None
     host_rewrite: str | None = None
     auto_host_rewrite: bool = False
+    #: What hashing load balancers (ring hash, maglev) hash, in order.
+    hash_policies: tuple[HashPolicy, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
