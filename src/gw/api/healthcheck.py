@@ -98,11 +98,11 @@ class HealthCheck(Model):
 class OutlierDetection(Model):
     """Passive health checking: hosts that fail are ejected for a while."""
 
-    consecutive_5xx: UInt32 | None = None
+    consecutive_5xx: UInt32 | None = Field(default=None, alias="consecutive5xx")
     interval: Duration | None = None
     base_ejection_time: Duration | None = None
     max_ejection_percent: Percent | None = None
-    enforcing_consecutive_5xx: Percent | None = None
+    enforcing_consecutive_5xx: Percent | None = Field(default=None, alias="enforcingConsecutive5xx")
     enforcing_success_rate: Percent | None = None
     success_rate_minimum_hosts: UInt32 | None = None
     success_rate_request_volume: UInt32 | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from envoy.config.cluster.v3 import cluster_pb2
-from envoy.config.core.v3 import base_pb2, protocol_pb2, proxy_protocol_pb2
+from envoy.config.core.v3 import base_pb2, extension_pb2, protocol_pb2, proxy_protocol_pb2
 from envoy.extensions.http.header_formatters.preserve_case.v3 import preserve_case_pb2
 from envoy.extensions.transport_sockets.proxy_protocol.v3 import upstream_proxy_protocol_pb2
 from envoy.extensions.transport_sockets.raw_buffer.v3 import raw_buffer_pb2
@@ -94,7 +94,7 @@ def _http1(options: ir.Http1Options | None) -> protocol_pb2.Http1ProtocolOptions
         out.header_key_format.proper_case_words.SetInParent()
     elif options.header_case == "preserve":
         out.header_key_format.stateful_formatter.CopyFrom(
-            base_pb2.TypedExtensionConfig(
+            extension_pb2.TypedExtensionConfig(
                 name=PRESERVE_CASE,
                 typed_config=pack(preserve_case_pb2.PreserveCaseFormatterConfig()),
             )

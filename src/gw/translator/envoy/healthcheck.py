@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from envoy.config.cluster.v3 import cluster_pb2, outlier_detection_pb2
-from envoy.config.core.v3 import base_pb2, health_check_pb2
+from envoy.config.core.v3 import base_pb2, extension_pb2, health_check_pb2
 from envoy.extensions.health_check.event_sinks.file.v3 import file_pb2
 from envoy.type.matcher.v3 import string_pb2
 from envoy.type.v3 import http_pb2, range_pb2
@@ -50,7 +50,7 @@ def build_health_check(check: ir.HealthCheck) -> health_check_pb2.HealthCheck:
     if check.event_log_path is not None:
         sink = file_pb2.HealthCheckEventFileSink(event_log_path=check.event_log_path)
         out.event_logger.append(
-            base_pb2.TypedExtensionConfig(name=EVENT_FILE_SINK, typed_config=pack(sink))
+            extension_pb2.TypedExtensionConfig(name=EVENT_FILE_SINK, typed_config=pack(sink))
         )
     if check.http is not None:
         out.http_health_check.CopyFrom(_http(check.http))

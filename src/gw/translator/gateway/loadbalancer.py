@@ -60,7 +60,8 @@ def build_load_balancer(
         healthy_panic_threshold=threshold,
         update_merge_window_ms=optional_ms(config.update_merge_window),
         locality_weighted=config.locality_weighted_lb_config is not None,
-        use_hostname_for_hashing=bool(config.use_hostname_for_hashing),
+        use_hostname_for_hashing=bool(config.use_hostname_for_hashing)
+        and policy in ("ring_hash", "maglev"),
         close_connections_on_host_set_change=config.close_connections_on_host_set_change,
     )
     balancer = _with_policy_settings(balancer, config, field, report)

@@ -174,14 +174,25 @@ def _with_health(cluster: ir.Cluster, upstream: Upstream, report: ResourceReport
             )
         discovery = "dns" if discovery == "static" else discovery
     balancer = build_load_balancer(spec.load_balancer_config, "spec.loadBalancerConfig", report)
-    if spec.static is not None and (checks or (balancer and balancer.use_hostname_for_hashing)):
+    hashing = bool(balancer and balancer.use_hostname_for_hashing)
+    if hashing and discovery != "dns":
+        report.error(
+            "spec.loadBalancerConfig.useHostnameForHashing",
+            "Envoy hashes by host name only when it resolves the hosts' names: give the "
+            "static hosts as names, or leave useHostnameForHashing unset",
+        )
+    if spec.static is not None and (checks or hashing):
         # As the established gateway does: a host's name is its hash key, and the Host of
         # its HTTP health checks unless the first check sets one.
         host = next((c.http.host for c in checks[:1] if c.http is not None and c.http.host), None)
         cluster = replace(
             cluster,
             endpoints=tuple(
-                replace(e, hostname=e.address, health_check_hostname=host or e.address)
+                replace(
+                    e,
+                    hostname=e.address if hashing else None,
+                    health_check_hostname=(host or e.address) if checks else None,
+                )
                 for e in cluster.endpoints
             ),
         )
