@@ -63,7 +63,8 @@ def with_connection(
     if options.http1 is not None and http2 and not downstream:
         report.warning(
             f"{field}.http1ProtocolOptions",
-            "no effect: the upstream is spoken to over HTTP/2 (useHttp2)",
+            "applies to HTTP/1 connections only, and this upstream is spoken to over HTTP/2 "
+            "(useHttp2)",
         )
     return replace(
         cluster,
@@ -95,7 +96,7 @@ def with_dns(cluster: ir.Cluster, spec: UpstreamSpec, report: ResourceReport) ->
     if spec.respect_dns_ttl and cluster.discovery != "dns":
         report.warning(
             "spec.respectDnsTtl",
-            "no effect: no host of this upstream is a name Envoy resolves",
+            "applies to hosts given by name only, and this upstream has none",
         )
         return cluster
     if rate is None and not spec.respect_dns_ttl:
@@ -171,12 +172,21 @@ def _http2(spec: UpstreamSpec, report: ResourceReport, *, applies: bool) -> ir.H
         if size is not None and not MIN_WINDOW <= size <= MAX_WINDOW:
             report.error(f"spec.{name}", f"{size} is not between {MIN_WINDOW} and {MAX_WINDOW}")
     if not applies:
-        report.warning(
-            "spec",
-            "no effect: maxConcurrentStreams, initialStreamWindowSize, "
-            "initialConnectionWindowSize and overrideStreamErrorOnInvalidHttpMessage apply to "
-            "HTTP/2 connections; set useHttp2: true",
-        )
+        for name, value in (
+            ("maxConcurrentStreams", spec.max_concurrent_streams),
+            ("initialStreamWindowSize", spec.initial_stream_window_size),
+            ("initialConnectionWindowSize", spec.initial_connection_window_size),
+            (
+                "overrideStreamErrorOnInvalidHttpMessage",
+                spec.override_stream_error_on_invalid_http_message,
+            ),
+        ):
+            if value is not None:
+                report.warning(
+                    f"spec.{name}",
+                    "applies to HTTP/2 connections only, and this upstream is spoken to over "
+                    "HTTP/1: set useHttp2: true",
+                )
         return None
     return options
 

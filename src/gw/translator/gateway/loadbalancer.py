@@ -68,7 +68,7 @@ def build_load_balancer(
     if config.use_hostname_for_hashing and policy not in ("ring_hash", "maglev"):
         report.warning(
             f"{field}.useHostnameForHashing",
-            "no effect: hosts are hashed only by the ringHash and maglev policies",
+            "applies to the ringHash and maglev policies only, which hash hosts",
         )
     return balancer if len(report.errors) == errors else None
 

@@ -50,7 +50,7 @@ def build_subsets(
     elif default and spec.fallback_policy != "DEFAULT_SUBSET":
         report.warning(
             f"{field}.defaultSubset",
-            "no effect: defaultSubset is used only with fallbackPolicy DEFAULT_SUBSET",
+            "defaultSubset is used only with fallbackPolicy DEFAULT_SUBSET",
         )
     if len(report.errors) > errors:
         return None
