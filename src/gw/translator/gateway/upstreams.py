@@ -160,6 +160,12 @@ def _with_health(cluster: ir.Cluster, upstream: Upstream, report: ResourceReport
     """Load balancing, health checking, circuit breakers and failover."""
     spec = upstream.spec
     checks = build_health_checks(spec.health_checks, "spec.healthChecks", report)
+    for i, check in enumerate(checks):
+        if check.grpc is not None and not (cluster.http2 or cluster.use_downstream_protocol):
+            report.error(
+                f"spec.healthChecks[{i}].grpcHealthCheck",
+                "gRPC health checks need the upstream to speak HTTP/2: set useHttp2: true",
+            )
     outlier = build_outlier_detection(spec.outlier_detection, "spec.outlierDetection", report)
     failover, factor = build_failover(
         spec.failover, "spec.failover", report, checked=bool(checks or outlier)
