@@ -10,6 +10,7 @@ detection), `circuitbreakers`, `aws`.
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.core.v3 import address_pb2, base_pb2
@@ -18,7 +19,7 @@ from envoy.extensions.clusters.common.dns.v3 import dns_pb2
 from envoy.extensions.clusters.dns.v3 import dns_cluster_pb2
 from envoy.extensions.transport_sockets.tls.v3 import common_pb2, secret_pb2, tls_pb2
 from envoy.type.matcher.v3 import string_pb2
-from google.protobuf import wrappers_pb2
+from google.protobuf import struct_pb2, wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy import names
@@ -32,6 +33,9 @@ from gw.translator.envoy.packing import pack
 from gw.translator.envoy.secrets import validation_context_name
 
 DNS_CLUSTER = "envoy.cluster.dns"
+#: The endpoint metadata that picks one of a cluster's transport sockets, and its key.
+TRANSPORT_SOCKET_MATCH = "envoy.transport_socket_match"
+SNI_MATCH = "sni"
 
 
 def build_cluster(cluster: ir.Cluster) -> cluster_pb2.Cluster:
@@ -58,17 +62,36 @@ def build_cluster(cluster: ir.Cluster) -> cluster_pb2.Cluster:
     add_circuit_breakers(out, cluster.circuit_breakers)
     if cluster.ignore_health_on_host_removal:
         out.ignore_health_on_host_removal = True
-    tls = None
-    if cluster.tls is not None:
-        tls = base_pb2.TransportSocket(
-            name=names.TLS_TRANSPORT_SOCKET, typed_config=pack(build_upstream_tls(cluster.tls))
-        )
-    socket = with_proxy_protocol(tls, cluster.proxy_protocol)
+    socket = with_proxy_protocol(_tls_socket(cluster.tls), cluster.proxy_protocol)
     if socket is not None:
         out.transport_socket.CopyFrom(socket)
+    for sni in sorted({e.sni for e in cluster.endpoints if e.sni}):
+        # Hosts that differ in their server name each get their TLS settings by name.
+        per_host = replace(cluster.tls, sni=sni) if cluster.tls is not None else None
+        out.transport_socket_matches.append(
+            cluster_pb2.Cluster.TransportSocketMatch(
+                name=f"sni:{sni}",
+                match=_struct({SNI_MATCH: sni}),
+                transport_socket=with_proxy_protocol(_tls_socket(per_host), cluster.proxy_protocol),
+            )
+        )
     metadata = cluster_metadata(cluster)
     if metadata is not None:
         out.metadata.CopyFrom(metadata)
+    return out
+
+
+def _tls_socket(tls: ir.UpstreamTls | None) -> base_pb2.TransportSocket | None:
+    if tls is None:
+        return None
+    return base_pb2.TransportSocket(
+        name=names.TLS_TRANSPORT_SOCKET, typed_config=pack(build_upstream_tls(tls))
+    )
+
+
+def _struct(values: dict[str, str]) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.update(values)
     return out
 
 
@@ -197,4 +220,8 @@ def _lb_endpoint(endpoint: ir.Endpoint) -> endpoint_components_pb2.LbEndpoint:
     metadata = endpoint_metadata(endpoint.metadata)
     if metadata is not None:
         out.metadata.CopyFrom(metadata)
+    if endpoint.sni:
+        out.metadata.filter_metadata[TRANSPORT_SOCKET_MATCH].CopyFrom(
+            _struct({SNI_MATCH: endpoint.sni})
+        )
     return out

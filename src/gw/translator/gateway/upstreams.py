@@ -6,7 +6,7 @@ a service port (`orch.py`; endpoints from `endpoints.py`); a `pipe` upstream a S
 cluster on a Unix socket; an `aws` upstream a cluster to the region's Lambda endpoint
 (`aws.py`). TLS to the upstream comes from `upstream_tls.py`, and each option from its own
 module: `loadbalancer`, `healthcheck`, `outlier`, `circuitbreakers`, `connection`,
-`subsets`, `failover`. Cluster names are `<upstream>_<namespace>`.
+`subsets`, `failover`, `functions` (service specs). Cluster names are `<upstream>_<namespace>`.
 
 Kinds and fields that need what stock Envoy (or this machine) does not have are refused by
 name, with what they would need, so that no field is accepted and then ignored.
@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Literal
 
 from gw.api import ResourceKey, Upstream
-from gw.api.functions import ServiceSpec
+from gw.api.tls import UpstreamSslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.aws import check_aws_upstream
@@ -26,13 +26,14 @@ from gw.translator.gateway.circuitbreakers import build_circuit_breakers
 from gw.translator.gateway.connection import with_connection, with_dns
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.failover import build_failover
+from gw.translator.gateway.functions import service_spec_wants_http2
 from gw.translator.gateway.healthcheck import build_health_checks
 from gw.translator.gateway.hosts import checked_address, endpoint_metadata, is_ip
 from gw.translator.gateway.loadbalancer import build_load_balancer
 from gw.translator.gateway.orch import build_orch_selection
 from gw.translator.gateway.outlier import build_outlier_detection
 from gw.translator.gateway.subsets import build_subsets, subset_spec_of
-from gw.translator.gateway.upstream_tls import build_upstream_tls
+from gw.translator.gateway.upstream_tls import build_upstream_tls, host_sni
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -52,6 +53,9 @@ REFUSED_KINDS = {
     "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
     "provider APIs)",
 }
+
+
+SSL = UpstreamSslConfig()
 
 
 def cluster_name(name: str, namespace: str) -> str:
@@ -108,7 +112,13 @@ def build_cluster(
     if spec.aws is not None and tls is None:
         tls = ir.UpstreamTls(sni=cluster.endpoints[0].address)  # Lambda is HTTPS only
     cluster = replace(cluster, tls=tls)
-    grpc = _service_spec_wants_http2(upstream, report)
+    if tls is not None and spec.static is not None and not (spec.ssl_config or SSL).sni:
+        static = spec.static
+        names = [host_sni(static, host) for host in static.hosts]
+        if len(set(names)) > 1 and len(names) == len(cluster.endpoints):
+            endpoints = (replace(e, sni=n) for e, n in zip(cluster.endpoints, names, strict=True))
+            cluster = replace(cluster, endpoints=tuple(endpoints))
+    grpc = service_spec_wants_http2(upstream, report)
     cluster = with_connection(cluster, spec, report, http2=grpc)
     cluster = _with_health(cluster, upstream, report)
     cluster = with_dns(cluster, spec, report)
@@ -212,42 +222,6 @@ def _with_health(cluster: ir.Cluster, upstream: Upstream, report: ResourceReport
         failover=failover or None,
         overprovisioning_factor=factor,
     )
-
-
-def _service_spec_wants_http2(upstream: Upstream, report: ResourceReport) -> bool:
-    """A gRPC service spec makes the upstream HTTP/2; none of them is used further (gw does
-    no function discovery), which the status says."""
-    spec = upstream.spec
-    for field, service in (
-        ("spec.static.serviceSpec", spec.static.service_spec if spec.static else None),
-        ("spec.orch.serviceSpec", spec.orch.service_spec if spec.orch else None),
-        ("spec.pipe.serviceSpec", spec.pipe.service_spec if spec.pipe else None),
-    ):
-        if service is not None:
-            return _report_service_spec(service, field, report)
-    return False
-
-
-def _report_service_spec(service: ServiceSpec, field: str, report: ResourceReport) -> bool:
-    if service.rest is not None:
-        report.warning(
-            f"{field}.rest",
-            "accepted and reported without function discovery: gw does not read REST function "
-            "descriptions (transformations, swaggerInfo), which have no effect; routes reach "
-            "the upstream as plain HTTP",
-        )
-        return False
-    kind = "grpc" if service.grpc is not None else "grpcJsonTranscoder"
-    if service.grpc is None and service.grpc_json_transcoder is None:
-        report.error(field, "a service spec needs one of rest, grpc and grpcJsonTranscoder")
-        return False
-    report.warning(
-        f"{field}.{kind}",
-        "accepted and reported without function discovery: the upstream is spoken to over "
-        "HTTP/2 for gRPC; its descriptors have no effect (gw neither discovers gRPC functions "
-        "nor transcodes JSON to gRPC)",
-    )
-    return True
 
 
 def _refuse_unsupported_fields(upstream: Upstream, report: ResourceReport) -> None:

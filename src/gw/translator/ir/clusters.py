@@ -53,6 +53,8 @@ class Endpoint:
     pipe: bool | None = None
     #: The host's name, for hashing by name and as the Host of its HTTP health checks.
     hostname: str | None = None
+    #: The server name sent in the TLS handshake with this host, when hosts differ in it.
+    sni: str | None = None
     metadata: tuple[tuple[str, str], ...] | None = None
     priority: int | None = None
     locality: Locality | None = None
