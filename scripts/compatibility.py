@@ -84,6 +84,11 @@ ONEOFS = (
 #: Read-only fields the orchestrator writes: not part of what a user sets.
 STATUS_FIELDS = {"namespacedStatuses", "metadata"}
 
+#: The probe's value as gw quotes it back in a parse error.
+ECHOED_INPUT = re.compile(r" \(got .*\)$")
+#: How many rounds of filling in required fields a probe gets.
+MAX_FILLS = 4
+
 UNSUPPORTED = re.compile(r"unknown field|not supported|no effect|not acted on|is ignored")
 
 
@@ -118,7 +123,10 @@ def leaves(
 
 
 def sample(schema: dict[str, Any], name: str) -> Any:
-    """A plausible value for a leaf: booleans true (refusals usually trigger on true)."""
+    """A plausible value for a leaf: booleans true (refusals usually trigger on true), the
+    first value of an enumeration."""
+    if schema.get("enum"):
+        return schema["enum"][0]
     kind = schema.get("type")
     if kind == "boolean":
         return True
@@ -179,15 +187,21 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
         "spec": spec,
     }
     wanted = "spec." + ".".join(p for p in path if p != "[]")
-    try:
-        resource = api.parse_document(doc)
-    except api.ManifestError as exc:
-        for problem in exc.problems:
-            if _related(problem.field, wanted) and UNSUPPORTED.search(problem.message):
-                return Verdict("not supported", problem.message)
+    for _ in range(MAX_FILLS):
+        try:
+            resource = api.parse_document(doc)
+            break
+        except api.ManifestError as exc:
+            for problem in exc.problems:
+                if _related(problem.field, wanted) and UNSUPPORTED.search(problem.message):
+                    # Without the echoed sample value, so that a refused subtree is one row.
+                    return Verdict("not supported", ECHOED_INPUT.sub("", problem.message))
+            if not _fill_missing(kind, doc, exc.problems):
+                return _untyped(kind, path)
+        except api.IgnoredDocument as exc:
+            return Verdict("not supported", str(exc))
+    else:
         return _untyped(kind, path)
-    except api.IgnoredDocument as exc:
-        return Verdict("not supported", str(exc))
     snapshot = Snapshot(resources={resource.key: resource}, errors=())
     result = translate(snapshot)
     for _, report in result.reports.items():
@@ -195,6 +209,34 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
             if _related(finding.field, wanted) and UNSUPPORTED.search(finding.message):
                 return Verdict("not supported", finding.message)
     return _untyped(kind, path)
+
+
+def _fill_missing(kind: str, doc: dict[str, Any], problems: list[api.Problem]) -> bool:
+    """Give the required fields the probe left out (a `ref.name` beside the probed
+    `ref.namespace`, an orch upstream's service) a value of their type, so that the probed
+    field reaches the translator. False when nothing was missing."""
+    model = api.kind_for(kind)
+    missing = [p.field for p in problems if p.message == "required field is missing"]
+    if model is None or not missing:
+        return False
+    schema = model.model_json_schema(by_alias=True)
+    for field in missing:
+        parts = [int(p) if p.isdigit() else p for p in re.split(r"\.|\[|\]\.?", field) if p]
+        node: Any = doc
+        for part in parts[:-1]:
+            node = node[part]
+        node[parts[-1]] = sample(_schema_at(schema, parts), str(parts[-1]))
+    return True
+
+
+def _schema_at(schema: dict[str, Any], parts: list[str | int]) -> dict[str, Any]:
+    """The JSON schema of the model field at `parts` (list indexes step into items)."""
+    node: dict[str, Any] = schema
+    for part in parts:
+        node = _resolve(schema, node)
+        node = node.get("items", {}) if isinstance(part, int) else node["properties"][part]
+    node = _resolve(schema, node)
+    return {"type": "integer"} if node.get("type") == "integer" else node
 
 
 def _related(field: str, wanted: str) -> bool:

@@ -113,19 +113,6 @@ def resolve_lambda(
     is an `aws` one; ok is False after reporting a problem."""
     spec = upstream.spec.aws if upstream is not None else None
     where = f"{field}.destinationSpec"
-    if destination is not None:
-        for name, value in (
-            ("azure", destination.azure),
-            ("rest", destination.rest),
-            ("grpc", destination.grpc),
-        ):
-            if value is not None:
-                report.error(
-                    f"{where}.{name}",
-                    f"destinationSpec.{name} is not supported in gw: calling the functions of "
-                    "a service spec needs function discovery, which gw does not do",
-                )
-                return False, None
     wanted = destination.aws if destination is not None else None
     if spec is None or upstream is None:
         if wanted is not None:

@@ -105,6 +105,7 @@ def build_cluster(
         report.error(f"spec.{kinds[0]}", f"not supported in gw: {REFUSED_KINDS[kinds[0]]}")
         return None
     _refuse_unsupported_fields(upstream, report)
+    grpc = service_spec_wants_http2(upstream, report)
     tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, now=options.now)
     cluster = _located(upstream, refs, report)
     if cluster is None:
@@ -118,7 +119,6 @@ def build_cluster(
         if len(set(names)) > 1 and len(names) == len(cluster.endpoints):
             endpoints = (replace(e, sni=n) for e, n in zip(cluster.endpoints, names, strict=True))
             cluster = replace(cluster, endpoints=tuple(endpoints))
-    grpc = service_spec_wants_http2(upstream, report)
     cluster = with_connection(cluster, spec, report, http2=grpc)
     cluster = _with_health(cluster, upstream, report)
     cluster = with_dns(cluster, spec, report)
