@@ -8,7 +8,8 @@ Usage (the CRDs come from a fetched copy of the established gateway's repository
 
 Every leaf field of each kind's CRD schema (group names neutralised as REFERENCE.md §0 says,
 `kube` fields as `orch`) is probed on its own: a small valid manifest of the kind gets that
-field with a sample value, and gw parses and translates it as `gwctl validate` would. A
+field with a sample value (the first of an enumeration; required fields beside it get
+values of their type), and gw parses and translates it as `gwctl validate` would. A
 field is "not supported" when gw answers with an unknown-field error, a "not supported"
 finding, or a warning that the field has no effect, on the field or on one of its parents;
 "accepted, no effect" when gw's model only keeps it as untyped data and no finding says so
