@@ -62,12 +62,6 @@ def build_http_options(
         common.max_headers_count.value = connection.max_headers_count
     if connection.max_stream_duration_ms is not None:
         common.max_stream_duration.CopyFrom(duration_ms(connection.max_stream_duration_ms))
-    if connection.headers_with_underscores is not None:
-        common.headers_with_underscores_action = (
-            protocol_pb2.HttpProtocolOptions.HeadersWithUnderscoresAction.Value(
-                connection.headers_with_underscores
-            )
-        )
     http1 = _http1(connection.http1)
     http2 = _http2(cluster.http2_options)
     out = Options()

@@ -54,12 +54,13 @@ def with_connection(
             idle_timeout_ms=optional_ms(common.idle_timeout),
             max_headers_count=common.max_headers_count or None,
             max_stream_duration_ms=optional_ms(common.max_stream_duration),
-            headers_with_underscores=(
-                None
-                if common.headers_with_underscores_action == "ALLOW"
-                else common.headers_with_underscores_action
-            ),
         )
+        if common.headers_with_underscores_action != "ALLOW":
+            report.warning(
+                f"{where}.headersWithUnderscoresAction",
+                "no effect: Envoy applies it to client requests only, never on connections to "
+                "upstreams; set it on the listener's HTTP connection manager",
+            )
     if options.http1 is not None and http2 and not downstream:
         report.warning(
             f"{field}.http1ProtocolOptions",

@@ -104,7 +104,6 @@ class ConnectionOptions:
     idle_timeout_ms: int | None = None
     max_headers_count: int | None = None
     max_stream_duration_ms: int | None = None
-    headers_with_underscores: Literal["ALLOW", "REJECT_REQUEST", "DROP_HEADER"] | None = None
     http1: Http1Options | None = None
 
 
