@@ -8,7 +8,7 @@ Usage (the CRDs come from a fetched copy of the established gateway's repository
 
 Every leaf field of each kind's CRD schema (group names neutralised as REFERENCE.md §0 says,
 `kube` fields as `orch`) is probed on its own: a small valid manifest of the kind gets that
-field with a sample value (the first of an enumeration; required fields beside it get
+field with a sample value (the last of an enumeration; required fields beside it get
 values of their type), and gw parses and translates it as `gwctl validate` would. A
 field is "not supported" when gw answers with an unknown-field error, a "not supported"
 finding, or a warning that the field has no effect, on the field or on one of its parents;
@@ -124,10 +124,10 @@ def leaves(
 
 
 def sample(schema: dict[str, Any], name: str) -> Any:
-    """A plausible value for a leaf: booleans true (refusals usually trigger on true), the
-    first value of an enumeration."""
+    """A plausible value for a leaf: booleans true and the last value of an enumeration
+    (refusals usually trigger on what is not the default)."""
     if schema.get("enum"):
-        return schema["enum"][0]
+        return schema["enum"][-1]
     kind = schema.get("type")
     if kind == "boolean":
         return True
@@ -240,6 +240,22 @@ def _schema_at(schema: dict[str, Any], parts: list[str | int]) -> dict[str, Any]
     return {"type": "integer"} if node.get("type") == "integer" else node
 
 
+def _gw_sample(kind: str, path: tuple[str, ...], crd_schema: dict[str, Any]) -> Any:
+    """The CRD's sample, or the last value gw's model enumerates where the CRD only says
+    "a string" (its enums are `x-kubernetes-int-or-string`)."""
+    model = api.kind_for(kind)
+    if model is not None and not crd_schema.get("enum"):
+        schema = model.model_json_schema(by_alias=True)
+        parts: list[str | int] = ["spec", *(0 if p == "[]" else p for p in path)]
+        try:
+            found = _schema_at(schema, parts)
+        except (KeyError, TypeError):
+            found = {}
+        if found.get("enum"):
+            return found["enum"][-1]
+    return sample(crd_schema, path[-1])
+
+
 def _related(field: str, wanted: str) -> bool:
     field = re.sub(r"\[\d+\]", "", field)
     return wanted == field or wanted.startswith(field + ".") or field.startswith(wanted + ".")
@@ -323,7 +339,7 @@ def measure(crd_dir: Path) -> dict[str, list[tuple[str, Verdict]]]:
             continue
         api_version = f"{group_of(crd)}/{version['name']}"
         rows = [
-            (path, judge(kind, api_version, path, sample(schema, path[-1])))
+            (path, judge(kind, api_version, path, _gw_sample(kind, path, schema)))
             for path, schema in leaves(spec)
             if path and path[0] not in STATUS_FIELDS
         ]
