@@ -101,6 +101,15 @@ def servers() -> Iterator[list[NamedServer]]:
         server.stop()
 
 
+def fast_checks(checker: str) -> str:
+    """`healthChecks` with one check every 200ms that decides after one answer."""
+    return (
+        "  healthChecks:\n"
+        "    - {timeout: 1s, interval: 200ms, healthyThreshold: 1, unhealthyThreshold: 1,\n"
+        f"       {checker}}}\n"
+    )
+
+
 def hosts(*ports: int) -> str:
     return "".join(f"      - {{addr: 127.0.0.1, port: {p}}}\n" for p in ports)
 
@@ -129,9 +138,7 @@ def test_http_health_checks_skip_a_failing_endpoint(env: Env, servers: list[Name
     env.serve(
         "checked",
         f"  static:\n    hosts:\n{hosts(good.port, sick.port)}"
-        "  healthChecks:\n"
-        "    - {timeout: 1s, interval: 200ms, healthyThreshold: 1, unhealthyThreshold: 1,\n"
-        "       httpHealthCheck: {path: /healthz}}",
+        + fast_checks("httpHealthCheck: {path: /healthz}"),
     )
     wait_until(
         lambda: "failed_active_hc" in env.host_flags("checked_default", sick.port),
@@ -146,11 +153,8 @@ def test_grpc_health_checks_mark_a_not_serving_server(env: Env) -> None:
     try:
         env.serve(
             "grpc-checked",
-            f"  static:\n    hosts:\n{hosts(serving.port, stopped.port)}"
-            "  useHttp2: true\n"
-            "  healthChecks:\n"
-            "    - {timeout: 1s, interval: 200ms, healthyThreshold: 1, unhealthyThreshold: 1,\n"
-            "       grpcHealthCheck: {serviceName: shop.Catalog}}",
+            f"  static:\n    hosts:\n{hosts(serving.port, stopped.port)}  useHttp2: true\n"
+            + fast_checks("grpcHealthCheck: {serviceName: shop.Catalog}"),
         )
         wait_until(
             lambda: "failed_active_hc" in env.host_flags("grpc-checked_default", stopped.port),
@@ -170,10 +174,8 @@ def test_failover_goes_to_the_next_priority_when_the_primary_fails(
     env.serve(
         "failing-over",
         f"  static:\n    hosts:\n{hosts(primary.port)}"
-        "  healthChecks:\n"
-        "    - {timeout: 1s, interval: 200ms, healthyThreshold: 1, unhealthyThreshold: 1,\n"
-        "       httpHealthCheck: {path: /healthz}}\n"
-        "  failover:\n"
+        + fast_checks("httpHealthCheck: {path: /healthz}")
+        + "  failover:\n"
         "    prioritizedLocalities:\n"
         "      - localityEndpoints:\n"
         f"          - lbEndpoints: [{{address: 127.0.0.1, port: {backup.port}}}]",

@@ -84,23 +84,35 @@ class _UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
     daemon_threads = True
 
 
-class H2Server:
+class _TcpServer:
+    """Accepts connections on a free loopback port, each served by `_serve` in a thread."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self._listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # closed by stop()
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self._listener.close()
+
+
+class H2Server(_TcpServer):
     """Speaks HTTP/2 only: a request over HTTP/1.1 gets no answer (the connection closes)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.port = free_port()
-        self._listener = socket.create_server(("127.0.0.1", self.port))
-        self._stopped = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        super().__init__()
 
     def _serve(self, conn: socket.socket) -> None:
         h2conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
@@ -135,10 +147,6 @@ class H2Server:
         )  # fmt: skip
         h2conn.send_data(event.stream_id, body, end_stream=True)
 
-    def stop(self) -> None:
-        self._stopped.set()
-        self._listener.close()
-
 
 def _recv(conn: socket.socket) -> bytes:
     try:
@@ -147,21 +155,8 @@ def _recv(conn: socket.socket) -> bytes:
         return b""
 
 
-class ProxyProtocolServer:
+class ProxyProtocolServer(_TcpServer):
     """Reads the PROXY protocol v1 line, then answers every HTTP request with it (JSON)."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self._listener = socket.create_server(("127.0.0.1", self.port))
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rb") as stream:
@@ -176,9 +171,6 @@ class ProxyProtocolServer:
                     + f"content-length: {len(data)}\r\n\r\n".encode()
                     + data
                 )
-
-    def stop(self) -> None:
-        self._listener.close()
 
 
 #: `grpc.health.v1.HealthCheckResponse` with status SERVING (1) or NOT_SERVING (2):
