@@ -11,7 +11,7 @@ from google.protobuf import wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy.durations import duration_ms
-from gw.translator.envoy.headers import header_value_option
+from gw.translator.envoy.headers import header_option
 from gw.translator.envoy.packing import pack
 
 #: The file sink for health check events (`eventLogPath`).
@@ -65,7 +65,7 @@ def _http(check: ir.HttpHealthCheck) -> health_check_pb2.HealthCheck.HttpHealthC
     out = health_check_pb2.HealthCheck.HttpHealthCheck(
         path=check.path,
         host=check.host or "",
-        request_headers_to_add=[header_value_option(h) for h in check.request_headers_to_add],
+        request_headers_to_add=[header_option(h) for h in check.request_headers_to_add],
         request_headers_to_remove=list(check.request_headers_to_remove),
         expected_statuses=[
             range_pb2.Int64Range(start=s, end=e) for s, e in check.expected_statuses
@@ -95,7 +95,7 @@ def _grpc(check: ir.GrpcHealthCheck) -> health_check_pb2.HealthCheck.GrpcHealthC
     return health_check_pb2.HealthCheck.GrpcHealthCheck(
         service_name=check.service_name or "",
         authority=check.authority or "",
-        initial_metadata=[header_value_option(h) for h in check.initial_metadata],
+        initial_metadata=[header_option(h) for h in check.initial_metadata],
     )
 
 
