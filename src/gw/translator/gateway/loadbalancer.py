@@ -132,10 +132,11 @@ def _slow_start(
 
 def build_hash_policies(
     config: RouteActionHashConfig | None, field: str, report: ResourceReport
-) -> tuple[ir.HashPolicy, ...]:
-    """What the route's hashing load balancer hashes; () when unset or wrong (reported)."""
+) -> tuple[ir.HashPolicy, ...] | None:
+    """What the route's hashing load balancer hashes; None when unset, empty or wrong
+    (reported)."""
     if config is None:
-        return ()
+        return None
     out = []
     for i, policy in enumerate(config.hash_policies):
         where = f"{field}.hashPolicies[{i}]"
@@ -171,4 +172,4 @@ def build_hash_policies(
             )
         else:
             out.append(ir.HashPolicy(source_ip=True, terminal=policy.terminal))
-    return tuple(out) if len(out) == len(config.hash_policies) else ()
+    return tuple(out) if out and len(out) == len(config.hash_policies) else None

@@ -223,8 +223,7 @@ class RouteBuilder:
             auto_host_rewrite=bool(options.auto_host_rewrite),
             hash_policies=build_hash_policies(
                 options.lb_hash, f"{field}.options.lbHash", self.report
-            )
-            or None,
+            ),
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -282,10 +281,9 @@ class RouteBuilder:
             )
             return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
-        found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
-        )
+        ref, where = dest.upstream, f"{field}.upstream"
+        key = refs.key(api.Upstream, ref, self.owner)
+        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
         if found is None and not self.refs.exists(key):
             self.report.warning(
                 f"{field}.upstream",
