@@ -48,8 +48,9 @@ REFUSED_KINDS = {
     "route to the function app as a static upstream on port 443 instead",
     "consul": "it needs a Consul catalog client to discover the service's instances; list "
     "them as static hosts instead",
-    "gcp": "it needs ID tokens from the GCP metadata server, which gw's proxies are not "
-    "configured to reach; route to the service as a static upstream on port 443 instead",
+    "gcp": "it needs an ID token from the GCP metadata server on every request (Envoy's "
+    "gcp_authn filter and a cluster to the metadata server), which gw does not configure; "
+    "route to the service as a static upstream on port 443 with hostRewrite instead",
     "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
     "provider APIs)",
 }
