@@ -34,24 +34,7 @@ def _health_check(
     check: HealthCheck, index: int, field: str, report: ResourceReport
 ) -> ir.HealthCheck | None:
     errors = len(report.errors)
-    for name, value in (("timeout", check.timeout), ("interval", check.interval)):
-        if value is None or not optional_ms(value):
-            report.error(f"{field}.{name}", f"{name} is required and must be above 0 (e.g. 1s)")
-    for name, threshold in (
-        ("HealthyThreshold", check.healthy_threshold),
-        ("UnhealthyThreshold", check.unhealthy_threshold),
-    ):
-        if threshold is None:
-            where = f"{field}.{name[0].lower()}{name[1:]}"
-            report.error(where, f"The field HealthCheck[{index}].{name} cannot be nil")
-    for name, value in (
-        ("noTrafficInterval", check.no_traffic_interval),
-        ("unhealthyInterval", check.unhealthy_interval),
-        ("unhealthyEdgeInterval", check.unhealthy_edge_interval),
-        ("healthyEdgeInterval", check.healthy_edge_interval),
-    ):
-        if value is not None and not optional_ms(value):
-            report.error(f"{field}.{name}", f"{name} must be above 0 when set")
+    _check_timing(check, index, field, report)
     checkers = [
         name
         for name, value in (
@@ -105,6 +88,28 @@ def _health_check(
         event_log_path=check.event_log_path or None,
         always_log_health_check_failures=check.always_log_health_check_failures,
     )
+
+
+def _check_timing(check: HealthCheck, index: int, field: str, report: ResourceReport) -> None:
+    """Timeout, interval and thresholds are required; intervals, when set, above 0."""
+    for name, value in (("timeout", check.timeout), ("interval", check.interval)):
+        if value is None or not optional_ms(value):
+            report.error(f"{field}.{name}", f"{name} is required and must be above 0 (e.g. 1s)")
+    for name, threshold in (
+        ("HealthyThreshold", check.healthy_threshold),
+        ("UnhealthyThreshold", check.unhealthy_threshold),
+    ):
+        if threshold is None:
+            where = f"{field}.{name[0].lower()}{name[1:]}"
+            report.error(where, f"The field HealthCheck[{index}].{name} cannot be nil")
+    for name, value in (
+        ("noTrafficInterval", check.no_traffic_interval),
+        ("unhealthyInterval", check.unhealthy_interval),
+        ("unhealthyEdgeInterval", check.unhealthy_edge_interval),
+        ("healthyEdgeInterval", check.healthy_edge_interval),
+    ):
+        if value is not None and not optional_ms(value):
+            report.error(f"{field}.{name}", f"{name} must be above 0 when set")
 
 
 def _http(check: HttpHealthCheck, field: str, report: ResourceReport) -> ir.HttpHealthCheck | None:

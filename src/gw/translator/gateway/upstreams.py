@@ -54,9 +54,8 @@ REFUSED_KINDS = {
     "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
     "provider APIs)",
 }
-
-
-SSL = UpstreamSslConfig()
+#: What an upstream without `sslConfig` has.
+NO_SSL_CONFIG = UpstreamSslConfig()
 
 
 def cluster_name(name: str, namespace: str) -> str:
@@ -113,17 +112,24 @@ def build_cluster(
         return None
     if spec.aws is not None and tls is None:
         tls = ir.UpstreamTls(sni=cluster.endpoints[0].address)  # Lambda is HTTPS only
-    cluster = replace(cluster, tls=tls)
-    if tls is not None and spec.static is not None and not (spec.ssl_config or SSL).sni:
-        static = spec.static
-        names = [host_sni(static, host) for host in static.hosts]
-        if len(set(names)) > 1 and len(names) == len(cluster.endpoints):
-            endpoints = (replace(e, sni=n) for e, n in zip(cluster.endpoints, names, strict=True))
-            cluster = replace(cluster, endpoints=tuple(endpoints))
+    cluster = _with_host_names(replace(cluster, tls=tls), upstream)
     cluster = with_connection(cluster, spec, report, http2=grpc)
     cluster = _with_health(cluster, upstream, report)
     cluster = with_dns(cluster, spec, report)
     return cluster, secrets
+
+
+def _with_host_names(cluster: ir.Cluster, upstream: Upstream) -> ir.Cluster:
+    """Static hosts whose TLS server names differ each get theirs (`autoSniRewrite`,
+    `sniAddr`); `sslConfig.sni` is one name for all."""
+    static = upstream.spec.static
+    if cluster.tls is None or static is None or (upstream.spec.ssl_config or NO_SSL_CONFIG).sni:
+        return cluster
+    names = [host_sni(static, host) for host in static.hosts]
+    if len(set(names)) < 2 or len(names) != len(cluster.endpoints):
+        return cluster
+    endpoints = (replace(e, sni=n) for e, n in zip(cluster.endpoints, names, strict=True))
+    return replace(cluster, endpoints=tuple(endpoints))
 
 
 def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Cluster | None:
