@@ -78,6 +78,12 @@ def build_upstream_tls(
         )
     errors = len(report.errors)
     field = "spec.sslConfig"
+    if ssl.sds is not None:
+        report.error(
+            f"{field}.sds",
+            "sds is not supported in gw: it needs a separate SDS server; gw sends key material "
+            "over its own xDS stream: use secretRef",
+        )
     tls = ir.UpstreamTls(
         sni=ssl.sni or (_static_sni(spec.static) if spec.static is not None else None),
         verify_subject_alt_names=tuple(ssl.verify_subject_alt_name),
