@@ -16,7 +16,16 @@ from gw.translator import ir
 from gw.translator.envoy import Xds
 
 REDACTED = "<redacted>"
-_SECRET_FIELDS = frozenset({"private_key", "client_secret", "password", "hmac_secret"})
+_SECRET_FIELDS = frozenset(
+    {
+        "private_key",
+        "client_secret",
+        "password",
+        "hmac_secret",
+        "secret_access_key",
+        "session_token",
+    }
+)
 
 
 def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:

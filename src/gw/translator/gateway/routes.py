@@ -18,8 +18,10 @@ from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
@@ -242,6 +244,9 @@ class RouteBuilder:
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
             auto_host_rewrite=bool(options.auto_host_rewrite),
+            hash_policies=build_hash_policies(
+                options.lb_hash, f"{field}.options.lbHash", self.report
+            ),
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -303,22 +308,19 @@ class RouteBuilder:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
+        refs, report = self.refs, self.report
         if dest.orch is not None:
-            return resolve_service_destination(
-                dest.orch,
-                refs=self.refs,
-                referrer=self.owner,
-                field=f"{field}.orch",
-                report=self.report,
+            target = resolve_service_destination(
+                dest.orch, refs=refs, referrer=self.owner, field=f"{field}.orch", report=report
             )
+            return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
-        found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
-        )
+        ref, where = dest.upstream, f"{field}.upstream"
+        key = refs.key(api.Upstream, ref, self.owner)
+        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
         cluster = cluster_name(key.name, key.namespace)
         if (reserved := reserved_cluster_problem(cluster)) is not None:
-            self.report.error(f"{field}.upstream", reserved)
+            self.report.error(where, reserved)
             return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
@@ -326,4 +328,5 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster)
+        target = ir.WeightedCluster(cluster=cluster)
+        return refine_destination(target, found, dest, refs=refs, field=field, report=report)
