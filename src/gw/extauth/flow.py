@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from gw.extauth.cookies import clear_cookie, set_cookie
-from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, text
+from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, State, text
 from gw.extauth.oidc import (
     IdentityProvider,
     IdTokenExpired,
@@ -38,51 +39,88 @@ from gw.extauth.sessions import (
     Tokens,
 )
 from gw.extauth.state import LIFETIME, LoginState, StateSealer, UsedStates, state_cookie_name
-from gw.wire.extauth import AuthConfig
+from gw.wire.extauth_oidc import OidcAuthorizationCode
+
+if TYPE_CHECKING:
+    from gw.extauth.checks import Shared
 
 log = logging.getLogger(__name__)
 
 
+def build(oidc: OidcAuthorizationCode, where: str, shared: Shared) -> RelyingParty:
+    """A relying party whose provider's metadata and keys start loading now."""
+    store = oidc.session.store
+    sessions: SessionStore = (
+        CookieSessions(oidc.session)
+        if store is None
+        else RedisSessions(oidc.session, shared.redis(store))
+    )
+    party = RelyingParty(oidc, where, IdentityProvider(oidc, shared.http), sessions)
+    party.release = (lambda: shared.release_redis(store)) if store is not None else None
+    party.prefetching = asyncio.get_running_loop().create_task(party.provider.prefetch())
+    return party
+
+
 class RelyingParty:
+    """The `Check` of `oauth2.oidcAuthorizationCode`; `where` names it in logs (and keys
+    its login state: `<config id>/<step>`)."""
+
     def __init__(
-        self, config: AuthConfig, provider: IdentityProvider, sessions: SessionStore
+        self,
+        oidc: OidcAuthorizationCode,
+        where: str,
+        provider: IdentityProvider,
+        sessions: SessionStore,
     ) -> None:
-        self.config = config
-        self.oidc = config.oidc
+        self.oidc = oidc
+        self.where = where
         self.provider = provider
         self.sessions = sessions
-        self.sealer = StateSealer(config.oidc.client_secret, config.config_id)
+        self.sealer = StateSealer(oidc.client_secret, where)
         self.used_states = UsedStates()
+        self.release: Callable[[], Awaitable[None]] | None = None
+        self.prefetching: asyncio.Task[None] | None = None
         # Verified ID tokens of cookie sessions: token → its `exp`.
         self._verified: dict[str, float] = {}
         # Refreshes in flight by refresh token: a page's parallel requests share one.
         self._refreshing: dict[str, asyncio.Future[TokenResponse]] = {}
 
-    async def check(self, request: Request) -> Decision:
+    def owns(self, request: Request) -> bool:
+        """Callback and logout requests are this login's, whatever the rest of the chain."""
+        path = request.path.partition("?")[0]
+        return path == self.oidc.callback_path or path == self.oidc.logout_path
+
+    async def check(self, request: Request, state: State) -> Decision:
         path = request.path.partition("?")[0]
         if path == self.oidc.callback_path:
             return await self.callback(request)
         if self.oidc.logout_path and path == self.oidc.logout_path:
             return await self.logout(request)
-        return await self.guard(request)
+        return await self.guard(request, state)
+
+    async def close(self) -> None:
+        if self.prefetching is not None:
+            self.prefetching.cancel()
+        if self.release is not None:
+            await self.release()
 
     # --- every other request -----------------------------------------------------------
 
-    async def guard(self, request: Request) -> Decision:
+    async def guard(self, request: Request, state: State) -> Decision:
         try:
             tokens = await self.sessions.load(request.cookies)
         except StoreUnavailable as exc:
-            log.warning("extauth %s: session store unavailable: %s", self.config.config_id, exc)
+            log.warning("extauth %s: session store unavailable: %s", self.where, exc)
             if self.oidc.session.fail_on_fetch_failure:
                 return text(503, "session store unavailable")
             tokens = None
         if tokens is not None:
-            allowed = await self._session_allows(tokens, request)
+            allowed = await self._session_allows(tokens, request, state)
             if allowed is not None:
                 return allowed
         return await self.login(request)
 
-    async def _session_allows(self, tokens: Tokens, request: Request) -> Allow | None:
+    async def _session_allows(self, tokens: Tokens, request: Request, state: State) -> Allow | None:
         """Allow for a live session (refreshing it if it may), None to log in again."""
         set_cookies: list[str] = []
         if isinstance(self.sessions, CookieSessions):
@@ -99,6 +137,7 @@ class RelyingParty:
             if refreshed is None:
                 return None
             tokens, set_cookies = refreshed
+        state["jwt"] = tokens.id_token
         return Allow(headers=self._token_headers(tokens), set_cookies=tuple(set_cookies))
 
     async def _verified_cookie_tokens(self, tokens: Tokens) -> Tokens | None:
@@ -110,7 +149,7 @@ class RelyingParty:
             except IdTokenExpired:
                 return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, 0.0)
             except InvalidIdToken as exc:
-                log.info("extauth %s: session cookie refused: %s", self.config.config_id, exc)
+                log.info("extauth %s: session cookie refused: %s", self.where, exc)
                 return None
             except ProviderUnavailable:
                 return None
@@ -129,7 +168,7 @@ class RelyingParty:
             if response.id_token is not None:
                 claims = await self.provider.verify_id_token(response.id_token, nonce=None)
         except (TokenRejected, InvalidIdToken, ProviderUnavailable) as exc:
-            log.info("extauth %s: refresh failed: %s", self.config.config_id, exc)
+            log.info("extauth %s: refresh failed: %s", self.where, exc)
             return None
         expires_at = (
             float(claims["exp"])
@@ -174,7 +213,7 @@ class RelyingParty:
     # --- starting a login ----------------------------------------------------------------
 
     async def login(self, request: Request) -> Deny:
-        if self.config.oidc.fail_on_redirect:
+        if self.oidc.fail_on_redirect:
             return text(401, "login required")
         try:
             endpoint = await self.provider.authorization_endpoint()
@@ -244,7 +283,7 @@ class RelyingParty:
                 401, f"login failed: the identity provider refused the code ({exc.error})", clear
             )
         except InvalidIdToken as exc:
-            log.warning("extauth %s: ID token refused: %s", self.config.config_id, exc)
+            log.warning("extauth %s: ID token refused: %s", self.where, exc)
             return text(401, f"login failed: the ID token is not valid: {exc}", clear)
         except ProviderUnavailable as exc:
             return self._provider_down(exc, clear)
@@ -257,9 +296,9 @@ class RelyingParty:
         try:
             cookies = await self.sessions.save(tokens, request.cookies)
         except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot store session: %s", self.config.config_id, exc)
+            log.warning("extauth %s: cannot store session: %s", self.where, exc)
             return text(503, "session store unavailable", clear)
-        log.info("extauth %s: %s logged in", self.config.config_id, _subject(claims))
+        log.info("extauth %s: %s logged in", self.where, _subject(claims))
         return Deny(
             302,
             headers=(("location", login.return_to), NO_STORE),
@@ -272,7 +311,7 @@ class RelyingParty:
         try:
             cleared = await self.sessions.delete(request.cookies)
         except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot delete session: %s", self.config.config_id, exc)
+            log.warning("extauth %s: cannot delete session: %s", self.where, exc)
             cookie = self.oidc.session.store.cookie_name if self.oidc.session.store else ""
             return text(
                 503,
@@ -287,7 +326,7 @@ class RelyingParty:
         )
 
     def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
-        log.warning("extauth %s: identity provider unavailable: %s", self.config.config_id, exc)
+        log.warning("extauth %s: identity provider unavailable: %s", self.where, exc)
         return text(503, "identity provider unavailable", set_cookies, retry=True)
 
 

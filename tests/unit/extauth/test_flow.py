@@ -24,7 +24,7 @@ from gw.extauth.flow import RelyingParty
 from gw.extauth.oidc import IdentityProvider
 from gw.extauth.sessions import CookieSessions
 from gw.extauth.state import state_cookie_name
-from gw.wire import extauth, extauth_oidc
+from gw.wire import extauth_oidc
 
 ISSUER = "https://idp.example.com"
 KEY = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig"})
@@ -61,7 +61,7 @@ class Provider:
         )
 
 
-def config(**oidc: Any) -> extauth.AuthConfig:
+def config(**oidc: Any) -> extauth_oidc.OidcAuthorizationCode:
     base = extauth_oidc.OidcAuthorizationCode(
         app_url="https://app.example.com",
         callback_path="/callback",
@@ -76,9 +76,7 @@ def config(**oidc: Any) -> extauth.AuthConfig:
         after_logout_url="https://app.example.com/bye",
         session=extauth_oidc.Session(allow_refreshing=True),
     )
-    return extauth.AuthConfig(
-        config_id="ns.app", namespace="ns", name="app", oidc=dataclasses.replace(base, **oidc)
-    )
+    return dataclasses.replace(base, **oidc)
 
 
 @pytest.fixture
@@ -88,13 +86,15 @@ async def provider() -> Any:
         yield fake, http
 
 
-def party(http: httpx.AsyncClient, auth: extauth.AuthConfig) -> RelyingParty:
-    return RelyingParty(auth, IdentityProvider(auth.oidc, http), CookieSessions(auth.oidc.session))
+def party(http: httpx.AsyncClient, oidc: extauth_oidc.OidcAuthorizationCode) -> RelyingParty:
+    return RelyingParty(
+        oidc, "ns.app/config_0", IdentityProvider(oidc, http), CookieSessions(oidc.session)
+    )
 
 
 async def test_authorization_request(provider: tuple[Provider, httpx.AsyncClient]) -> None:
     rp = party(provider[1], config())
-    answer = await rp.check(Request(path="/orders?id=7", cookies={}))
+    answer = await rp.check(Request(path="/orders?id=7", cookies={}), {})
     assert isinstance(answer, Deny) and answer.status == 302
     location = dict(answer.headers)["location"]
     assert location.startswith(ISSUER + "/authorize?tenant=t1&")
@@ -112,7 +112,7 @@ async def test_authorization_request(provider: tuple[Provider, httpx.AsyncClient
 
 async def test_fail_on_redirect(provider: tuple[Provider, httpx.AsyncClient]) -> None:
     rp = party(provider[1], config(fail_on_redirect=True))
-    answer = await rp.check(Request(path="/api", cookies={}))
+    answer = await rp.check(Request(path="/api", cookies={}), {})
     assert isinstance(answer, Deny) and (answer.status, answer.body) == (401, "login required")
 
 
@@ -121,7 +121,7 @@ async def test_cookie_session_is_refreshed(provider: tuple[Provider, httpx.Async
     rp = party(http, config())
     old = id_token(-3600, iat=int(time.time()) - 7200)  # expired an hour ago
     cookies = {"id_token": old, "access_token": "old-access", "refresh_token": "r1"}
-    answer = await rp.check(Request(path="/orders", cookies=cookies))
+    answer = await rp.check(Request(path="/orders", cookies=cookies), {})
     assert isinstance(answer, Allow)
     assert fake.token_requests[0]["grant_type"] == ["refresh_token"]
     assert fake.token_requests[0]["refresh_token"] == ["r1"]
@@ -136,7 +136,7 @@ async def test_expired_cookie_session_without_refresh_logs_in_again(
 ) -> None:
     rp = party(provider[1], config(session=extauth_oidc.Session(allow_refreshing=False)))
     old = id_token(-3600, iat=int(time.time()) - 7200)
-    answer = await rp.check(Request(path="/", cookies={"id_token": old, "refresh_token": "r"}))
+    answer = await rp.check(Request(path="/", cookies={"id_token": old, "refresh_token": "r"}), {})
     assert isinstance(answer, Deny) and answer.status == 302
     assert provider[0].token_requests == []
 
@@ -144,7 +144,7 @@ async def test_expired_cookie_session_without_refresh_logs_in_again(
 async def test_logout_clears_token_cookies(provider: tuple[Provider, httpx.AsyncClient]) -> None:
     rp = party(provider[1], config())
     cookies = {"id_token": "a", "access_token": "b", "other": "c"}
-    answer = await rp.check(Request(path="/logout", cookies=cookies))
+    answer = await rp.check(Request(path="/logout", cookies=cookies), {})
     assert isinstance(answer, Deny) and answer.status == 302
     assert dict(answer.headers)["location"] == "https://app.example.com/bye"
     assert sorted(c.split("=")[0] for c in answer.set_cookies) == ["access_token", "id_token"]
@@ -161,7 +161,7 @@ async def test_parallel_requests_share_one_refresh(
     old = id_token(-3600, iat=int(time.time()) - 7200)
     cookies = {"id_token": old, "access_token": "old", "refresh_token": "r1"}
     answers = await asyncio.gather(
-        *(rp.check(Request(path=f"/asset/{i}", cookies=cookies)) for i in range(5))
+        *(rp.check(Request(path=f"/asset/{i}", cookies=cookies), {}) for i in range(5))
     )
     assert all(isinstance(a, Allow) for a in answers)
     assert len(fake.token_requests) == 1

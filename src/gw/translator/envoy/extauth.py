@@ -26,10 +26,6 @@ from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
 
-#: The only request header the OIDC flow reads (host, path and method always go along).
-#: Fewer headers make each check cheaper to encode, send and parse.
-ALLOWED_HEADERS = ("cookie",)
-
 
 class ExtAuthz:
     name = names.EXT_AUTHZ
@@ -86,10 +82,19 @@ def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
         ),
         transport_api_version=config_source_pb2.V3,
         failure_mode_allow=bool(server and server.failure_mode_allow),
-        allowed_headers=string_pb2.ListStringMatcher(
-            patterns=[string_pb2.StringMatcher(exact=h) for h in ALLOWED_HEADERS]
-        ),
+        metadata_context_namespaces=server.metadata_namespaces if server else (),
     )
+    # Only the headers the server's checks read (host, path and method always go along).
+    headers = server.request_headers if server else ()
+    if headers is not None:  # None: every header
+        out.allowed_headers.CopyFrom(
+            string_pb2.ListStringMatcher(
+                patterns=[
+                    string_pb2.StringMatcher(exact=h, ignore_case=True)
+                    for h in headers or ("host",)  # the matcher needs one; host always goes
+                ]
+            )
+        )
     if server is not None and server.status_on_error is not None:
         out.status_on_error.CopyFrom(http_status_pb2.HttpStatus(code=server.status_on_error))
     return out

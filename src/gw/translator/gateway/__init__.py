@@ -78,7 +78,7 @@ def build_proxy(
     extauth_server, settings_key = build_extauth_server(snapshot, options, refs, reports)
     ratelimit_server, _ = build_ratelimit_server(snapshot, options, refs, reports)
     contributions.update(build_upstreams(snapshot, refs, reports, options))
-    contributions.update(build_auth_configs(snapshot, refs, reports))
+    contributions.update(build_auth_configs(snapshot, options, refs, reports))
     contributions.update(build_rate_limit_configs(snapshot, reports))
     hosts, cache = build_virtual_services(
         snapshot, refs, reports, options, require_rbac=require_rbac, cache=cache

@@ -18,7 +18,8 @@ from gw.api.duration import duration_ms
 from gw.api.extauth import ExtAuthExtension
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.gateway.authconfig import config_id, flow_paths
+from gw.translator.gateway.authconfig import config_id, envoy_needs
+from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -83,34 +84,32 @@ class ExtAuthResolver:
         return ir.ExtAuth(config_id=ident)
 
     def flow_routes(self, vhost_name: str) -> list[ir.Route]:
-        """Exact routes for the callback and logout paths of each AuthConfig this
-        VirtualService uses, each sent to the extauth server with its own config."""
+        """Routes for the callback and logout paths of each OIDC login the AuthConfigs this
+        VirtualService uses hold, each sent to the extauth server with its own config."""
         out: list[ir.Route] = []
-        owner: dict[str, str] = {}
+        owner: dict[ir.RouteMatch, str] = {}
         for ident, auth_config in sorted(self.configs.items()):
-            entry = auth_config.spec.configs[0]
-            oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
-            if oidc is None:
-                continue  # the AuthConfig is rejected, and this VirtualService with it
-            for kind, path in zip(("callback", "logout"), flow_paths(oidc), strict=True):
-                if path is None or owner.get(path) == ident:
-                    continue
-                if path in owner:
-                    self.report.error(
-                        "spec.virtualHost.options.extauth",
-                        f"AuthConfigs {owner[path]} and {ident} both use the path {path} "
-                        "on this host",
+            for entry in auth_config.spec.configs:
+                oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
+                for kind, match in flow_paths(oidc) if oidc is not None else []:
+                    if owner.get(match) == ident:
+                        continue
+                    if match in owner:
+                        self.report.error(
+                            "spec.virtualHost.options.extauth",
+                            f"AuthConfigs {owner[match]} and {ident} both use the path "
+                            f"{match.path} on this host",
+                        )
+                        continue
+                    owner[match] = ident
+                    out.append(
+                        ir.Route(
+                            name=f"{vhost_name}-extauth-{kind}-{len(out)}",
+                            match=match,
+                            action=FLOW_ROUTE_RESPONSE,
+                            extauth=ir.ExtAuth(config_id=ident),
+                        )
                     )
-                    continue
-                owner[path] = ident
-                out.append(
-                    ir.Route(
-                        name=f"{vhost_name}-extauth-{kind}-{len(out)}",
-                        match=ir.RouteMatch(path_kind="exact", path=path),
-                        action=FLOW_ROUTE_RESPONSE,
-                        extauth=ir.ExtAuth(config_id=ident),
-                    )
-                )
         return out
 
 
@@ -142,11 +141,14 @@ def build_extauth_server(
                 "spec.extauth.failureModeAllow",
                 "requests pass unauthenticated whenever the extauth server fails",
             )
+        needs = envoy_needs(snapshot.of_kind(api.AuthConfig))
         server = ir.ExtAuthServer(
             cluster=cluster_name(key.name, key.namespace),
             timeout_ms=max(1, int(duration_ms(extauth.request_timeout))),
             failure_mode_allow=extauth.failure_mode_allow,
             status_on_error=status,
+            request_headers=needs.headers,
+            metadata_namespaces=needs.metadata,
         )
         return server, settings.key
     return None, None

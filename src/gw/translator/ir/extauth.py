@@ -24,3 +24,7 @@ class ExtAuthServer:
     timeout_ms: int = 200
     failure_mode_allow: bool = False
     status_on_error: int | None = None
+    #: The request headers the server's checks read (None: all of them; fewer headers make
+    #: each check cheaper to encode, send and parse), and the dynamic metadata namespaces.
+    request_headers: tuple[str, ...] | None = ("cookie",)
+    metadata_namespaces: tuple[str, ...] = ()
