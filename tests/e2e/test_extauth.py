@@ -95,7 +95,7 @@ def _start_gw(
 
     def store(redis: RedisServer, fail: bool) -> dict[str, str]:
         return {
-            "session": f"{{failOnFetchFailure: {str(fail).lower()}, store: "
+            "session": f"{{failOnFetchFailure: {str(fail).lower()}, redis: "
             f'{{cookieName: gw-session, options: {{host: "{redis.address}"}}}}}}',
             "headers": "{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}",
         }

@@ -6,6 +6,8 @@ HTTP: a POST is allowed (200) when its `authorization` header is `authorize me`,
 with 401 otherwise; the answer carries `x-auth-user: <x-user header>`, `x-auth-extra: 1`,
 `x-client-note: seen` and, when the request had a JSON body with a state, `{"state":
 <that state plus "http_seen": true>}`. `/fail` answers 500, `/slow` answers after 3 s.
+Anything under `/provider/` (GET or POST) is only recorded and answered 200: it stands in
+for an identity provider's revocation and end-session endpoints.
 
 gRPC: allowed when the request's `authorization` header is `authorize me` (headers
 `x-auth-user`, the state returned with `grpc_seen: true`), else denied with 401 (or with
@@ -43,13 +45,23 @@ class HttpAuthService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                service.requests.append(
+                    {"method": "GET", "path": self.path, "headers": dict(self.headers.items())}
+                )
+                self._answer(200, {}, b"")
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                recorded = {"method": "POST", "path": self.path, "headers": dict(self.headers)}
+                service.requests.append(recorded)
+                if self.path.startswith("/provider/"):
+                    recorded["form"] = raw.decode()
+                    self._answer(200, {}, b"")
+                    return
                 body = json.loads(raw) if raw else None
-                service.requests.append(
-                    {"path": self.path, "headers": dict(self.headers.items()), "body": body}
-                )
+                recorded["body"] = body
                 if self.path == "/slow":
                     time.sleep(3)
                 if self.path == "/fail":

@@ -39,7 +39,13 @@ stringData: {{client-secret: {client_secret}}}
 
 
 def auth_config(
-    name: str, app_url: str, issuer: str, *, client_id: str | None = None, **fields: str
+    name: str,
+    app_url: str,
+    issuer: str,
+    *,
+    client_id: str | None = None,
+    callback_path: str = "/callback",
+    **fields: str,
 ) -> str:
     """An OIDC AuthConfig `name` in gw-system using the `oauth` secret; `fields` add lines
     under `oidcAuthorizationCode` (`session`, `headers`, `scopes`, `logoutPath`, ...)."""
@@ -53,7 +59,7 @@ spec:
   - oauth2:
       oidcAuthorizationCode:
         appUrl: {app_url}
-        callbackPath: /callback
+        callbackPath: {callback_path}
         clientId: {client_id or f"gw-{name}"}
         clientSecretRef: {{name: oauth, namespace: gw-system}}
         issuerUrl: {issuer}{lines}

@@ -1,12 +1,13 @@
-"""The OIDC authorization-code flow for one AuthConfig: what to answer Envoy for a request.
+"""The OIDC authorization-code flow for one `oauth2.oidcAuthorizationCode` step: what to
+answer Envoy for a request.
 
-- `callbackPath`: finish a login (check the state cookie, exchange the code with PKCE and the
-  client secret, verify the ID token and its nonce, store the session) and send the browser
-  back where it started.
-- `logoutPath`: end the session (delete it from the store, clear the cookies) and send the
-  browser to `afterLogoutUrl`.
-- any other path: with a valid session, let the request through with the token headers;
-  without one, start a login (302 to the provider; 401 with `failOnRedirect`).
+- `callbackPath` (a path, or a regular expression with `parseCallbackPathAsRegex`): finish a
+  login (check the state cookie, exchange the code with PKCE and the client secret, verify
+  the ID token and its nonce, store the session) and send the browser back where it started.
+- `logoutPath`, `frontChannelLogout.path`: end the session (`logout.py`).
+- any other path: with a valid session, let the request through with the token headers
+  (`identity.py`) and the ID token in the chain's state (`jwt`); without one, start a login
+  (302 to the provider; 401 with `failOnRedirect`).
 
 Every failure is a `Deny` with a plain-text body saying what went wrong (see
 docs/extauth.md): nothing reaches the upstream without a verified identity.
@@ -15,22 +16,27 @@ docs/extauth.md): nothing reaches the upstream without a verified identity.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import re2
+
 from gw.extauth.cookies import clear_cookie, set_cookie
 from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, State, text
+from gw.extauth.identity import Forwarding
+from gw.extauth.logout import logout
 from gw.extauth.oidc import (
     IdentityProvider,
     IdTokenExpired,
     InvalidIdToken,
     ProviderUnavailable,
     TokenRejected,
-    TokenResponse,
 )
+from gw.extauth.refresh import Refresher
 from gw.extauth.sessions import (
     CookieSessions,
     RedisSessions,
@@ -80,27 +86,59 @@ class RelyingParty:
         self.used_states = UsedStates()
         self.release: Callable[[], Awaitable[None]] | None = None
         self.prefetching: asyncio.Task[None] | None = None
+        self.forwarding = Forwarding(oidc, provider)
+        self.refresher = Refresher(provider, sessions, where)
+        #: The state cookie's path: the callback's (the literal one, for a regex).
+        self.callback_cookie_path = urlsplit(oidc.redirect_uri).path
+        self._callback_regex = re2.compile(oidc.callback_path) if oidc.callback_path_regex else None
         # Verified ID tokens of cookie sessions: token → its `exp`.
         self._verified: dict[str, float] = {}
-        # Refreshes in flight by refresh token: a page's parallel requests share one.
-        self._refreshing: dict[str, asyncio.Future[TokenResponse]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def flow(self, request: Request) -> str | None:
+        """`callback`, `logout` or `frontchannel` when the request is one of the login's
+        own, else None."""
+        path = request.path.partition("?")[0]
+        oidc = self.oidc
+        if self._callback_regex is not None:
+            if self._callback_regex.fullmatch(path):
+                return "callback"
+        elif path == oidc.callback_path:
+            return "callback"
+        if path == oidc.logout_path:
+            return "logout"
+        if path == oidc.front_channel_logout_path:
+            return "frontchannel"
+        return None
 
     def owns(self, request: Request) -> bool:
-        """Callback and logout requests are this login's, whatever the rest of the chain."""
-        path = request.path.partition("?")[0]
-        return path == self.oidc.callback_path or path == self.oidc.logout_path
+        """The login's own requests are its alone, whatever the rest of the chain says."""
+        return self.flow(request) is not None
 
     async def check(self, request: Request, state: State) -> Decision:
-        path = request.path.partition("?")[0]
-        if path == self.oidc.callback_path:
-            return await self.callback(request)
-        if self.oidc.logout_path and path == self.oidc.logout_path:
-            return await self.logout(request)
+        target = self.oidc.session.target_domain
+        if target is not None and not _domain_matches(request.host, target):
+            return text(403, f"this session is for {target} only (session targetDomain)")
+        match self.flow(request):
+            case "callback":
+                return await self.callback(request)
+            case "logout":
+                return await logout(self, request, front_channel=False)
+            case "frontchannel":
+                return await logout(self, request, front_channel=True)
         return await self.guard(request, state)
+
+    def later(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run `coroutine` in the background (kept until it ends, cancelled on close)."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         if self.prefetching is not None:
             self.prefetching.cancel()
+        for task in list(self._tasks):
+            task.cancel()
         if self.release is not None:
             await self.release()
 
@@ -133,12 +171,14 @@ class RelyingParty:
             self.oidc.session.store.pre_expiry_buffer_ms / 1000 if self.oidc.session.store else 0
         )
         if tokens.expires_at - buffer <= now:
-            refreshed = await self._refresh(tokens, request)
+            if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
+                return None
+            refreshed = await self.refresher.refresh(tokens, request)
             if refreshed is None:
                 return None
             tokens, set_cookies = refreshed
         state["jwt"] = tokens.id_token
-        return Allow(headers=self._token_headers(tokens), set_cookies=tuple(set_cookies))
+        return await self.forwarding.allow(tokens, tuple(set_cookies))
 
     async def _verified_cookie_tokens(self, tokens: Tokens) -> Tokens | None:
         """Cookie sessions carry their own ID token: it must verify (cached by token)."""
@@ -158,57 +198,6 @@ class RelyingParty:
                 self._verified.clear()
             self._verified[tokens.id_token] = expires_at
         return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, expires_at)
-
-    async def _refresh(self, tokens: Tokens, request: Request) -> tuple[Tokens, list[str]] | None:
-        if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
-            return None
-        try:
-            response = await self._refresh_once(tokens.refresh_token)
-            claims = None
-            if response.id_token is not None:
-                claims = await self.provider.verify_id_token(response.id_token, nonce=None)
-        except (TokenRejected, InvalidIdToken, ProviderUnavailable) as exc:
-            log.info("extauth %s: refresh failed: %s", self.where, exc)
-            return None
-        expires_at = (
-            float(claims["exp"])
-            if claims is not None
-            else time.time() + (response.expires_in or 300)
-        )
-        fresh = Tokens(
-            id_token=response.id_token or tokens.id_token,
-            access_token=response.access_token,
-            refresh_token=response.refresh_token or tokens.refresh_token,
-            expires_at=expires_at,
-        )
-        try:
-            if isinstance(self.sessions, RedisSessions):
-                await self.sessions.update(request.cookies, fresh)
-                return fresh, []
-            return fresh, await self.sessions.save(fresh, request.cookies)
-        except StoreUnavailable:
-            return None
-
-    async def _refresh_once(self, refresh_token: str) -> TokenResponse:
-        """One token-endpoint call per refresh token, however many requests need it (a
-        provider that rotates refresh tokens would refuse all but the first)."""
-        task = self._refreshing.get(refresh_token)
-        if task is None:
-            task = asyncio.ensure_future(self.provider.refresh(refresh_token))
-            self._refreshing[refresh_token] = task
-            task.add_done_callback(lambda _: self._refreshing.pop(refresh_token, None))
-        return await asyncio.shield(task)
-
-    def _token_headers(self, tokens: Tokens) -> tuple[tuple[str, str], ...]:
-        out = []
-        if self.oidc.id_token_header:
-            value = tokens.id_token
-            if self.oidc.bearer_in_authorization and self.oidc.id_token_header == "authorization":
-                value = "Bearer " + value
-            out.append((self.oidc.id_token_header, value))
-        if self.oidc.access_token_header and tokens.access_token:
-            out.append((self.oidc.access_token_header, tokens.access_token))
-        return tuple(out)
 
     # --- starting a login ----------------------------------------------------------------
 
@@ -230,6 +219,7 @@ class RelyingParty:
             "code_challenge": login.code_challenge,
             "code_challenge_method": "S256",
             **dict(self.oidc.auth_endpoint_query_params),
+            **self._auto_params(request),
         }
         separator = "&" if "?" in endpoint else "?"
         cookie = set_cookie(
@@ -237,7 +227,7 @@ class RelyingParty:
             self.sealer.seal(login),
             self.oidc.session.cookie,
             max_age=LIFETIME,
-            path=self.oidc.callback_path,
+            path=self.callback_cookie_path,
             same_site="Lax",  # it must come back on the provider's cross-site redirect
         )
         location = endpoint + separator + urlencode(query)
@@ -255,7 +245,8 @@ class RelyingParty:
         query = dict(parse_qsl(urlsplit(request.path).query))
         state = query.get("state", "")
         cookie_name = state_cookie_name(state)
-        clear = (clear_cookie(cookie_name, self.oidc.session.cookie, path=self.oidc.callback_path),)
+        options = self.oidc.session.cookie
+        clear = (clear_cookie(cookie_name, options, path=self.callback_cookie_path),)
         if "error" in query:
             reason = query["error"] + (
                 f": {query['error_description']}" if "error_description" in query else ""
@@ -273,8 +264,11 @@ class RelyingParty:
             return text(
                 400, "login failed: this login was already completed (replayed state)", clear
             )
+        sid, headers = self._new_session_id()
         try:
-            response = await self.provider.exchange_code(query["code"], login.verifier)
+            response = await self.provider.exchange_code(
+                query["code"], login.verifier, self._auto_params(request), headers
+            )
             if response.id_token is None:
                 raise InvalidIdToken("the token endpoint returned no id_token")
             claims = await self.provider.verify_id_token(response.id_token, nonce=login.nonce)
@@ -294,7 +288,7 @@ class RelyingParty:
             expires_at=float(claims["exp"]),
         )
         try:
-            cookies = await self.sessions.save(tokens, request.cookies)
+            cookies = await self.sessions.save(tokens, request.cookies, sid)
         except StoreUnavailable as exc:
             log.warning("extauth %s: cannot store session: %s", self.where, exc)
             return text(503, "session store unavailable", clear)
@@ -305,25 +299,26 @@ class RelyingParty:
             set_cookies=(*clear, *cookies),
         )
 
-    # --- logout -----------------------------------------------------------------------------
+    def _new_session_id(self) -> tuple[str | None, dict[str, str] | None]:
+        """The id of the session a login will make, and the header that shows it to the
+        token endpoint (`redis.headerName`), when one is wanted."""
+        header = self.oidc.session.session_id_header
+        if header is None or not isinstance(self.sessions, RedisSessions):
+            return None, None
+        sid = self.sessions.new_id()
+        return sid, {header: sid}
 
-    async def logout(self, request: Request) -> Deny:
-        try:
-            cleared = await self.sessions.delete(request.cookies)
-        except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot delete session: %s", self.where, exc)
-            cookie = self.oidc.session.store.cookie_name if self.oidc.session.store else ""
-            return text(
-                503,
-                "session store unavailable: this browser is logged out, the stored session "
-                "expires on its own",
-                (clear_cookie(cookie, self.oidc.session.cookie),) if cookie else (),
-            )
-        return Deny(
-            302,
-            headers=(("location", self.oidc.after_logout_url), NO_STORE),
-            set_cookies=tuple(cleared),
-        )
+    def _auto_params(self, request: Request) -> dict[str, str]:
+        """`autoMapFromMetadata`: the string values of its metadata namespace."""
+        namespace = self.oidc.auto_map_namespace
+        if namespace is None:
+            return {}
+        values = request.metadata.get(namespace) or {}
+        return {
+            k: v if isinstance(v, str) else json.dumps(v)
+            for k, v in values.items()
+            if isinstance(v, str | int | float | bool)
+        }
 
     def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
         log.warning("extauth %s: identity provider unavailable: %s", self.where, exc)
@@ -332,3 +327,10 @@ class RelyingParty:
 
 def _subject(claims: dict[str, Any]) -> str:
     return str(claims.get("email") or claims.get("sub"))
+
+
+def _domain_matches(host: str, domain: str) -> bool:
+    """RFC 6265 domain matching of the request's host (without its port)."""
+    name = host.rpartition(":")[0] if host.count(":") == 1 else host
+    name = name.lower().strip("[]")
+    return name == domain or name.endswith("." + domain)
