@@ -2,8 +2,9 @@
 real gRPC server (Envoy's `Authorization/Check`), each in a thread of the test process on a
 free loopback port, recording what they were asked and answering as the test says.
 
-HTTP: a POST is allowed (200) when its `authorization` header is `authorize me`, denied
-with 401 otherwise; the answer carries `x-auth-user: <x-user header>`, `x-auth-extra: 1`,
+HTTP: a request (a passthrough's POST, or Envoy's own HTTP check, which keeps the method)
+is allowed (200) when its `authorization` header is `authorize me`, denied with 401
+otherwise; the answer carries `x-auth-user: <x-user header>`, `x-auth-extra: 1`,
 `x-client-note: seen` and, when the request had a JSON body with a state, `{"state":
 <that state plus "http_seen": true>}`. `/fail` answers 500, `/slow` answers after 3 s.
 Anything under `/provider/` (GET or POST) is only recorded and answered 200: it stands in
@@ -46,15 +47,16 @@ class HttpAuthService:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                service.requests.append(
-                    {"method": "GET", "path": self.path, "headers": dict(self.headers.items())}
-                )
-                self._answer(200, {}, b"")
+                self.do_POST()
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                recorded = {"method": "POST", "path": self.path, "headers": dict(self.headers)}
+                recorded = {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                }
                 service.requests.append(recorded)
                 if self.path.startswith("/provider/"):
                     recorded["form"] = raw.decode()

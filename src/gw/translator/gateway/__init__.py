@@ -240,7 +240,7 @@ def _assemble(
         for secret in contribution.secrets:
             secrets.setdefault(secret.name, secret)
         auth_configs.extend(contribution.auth_configs)
-    if extauth_server is not None and extauth_server.cluster in clusters:
+    if extauth_server and not extauth_server.http and extauth_server.cluster in clusters:
         # The extauth server speaks gRPC: its cluster is HTTP/2 whatever the Upstream says.
         server_cluster = clusters[extauth_server.cluster]
         clusters[server_cluster.name] = dataclasses.replace(server_cluster, http2=True)

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
-from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extauth import (
+    AuthService,
+    CustomAuth,
+    ExtAuth,
+    ExtAuthServer,
+    HttpAuthService,
+)
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.jwt import (
     ClaimToHeader,
@@ -65,10 +71,12 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "AuthService",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
     "CorsPolicy",
+    "CustomAuth",
     "DirectResponse",
     "Endpoint",
     "ExtAuth",
@@ -81,6 +89,7 @@ __all__ = [
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "HttpAuthService",
     "JwtProvider",
     "JwtVerification",
     "Listener",
