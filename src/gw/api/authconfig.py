@@ -57,5 +57,7 @@ class AuthConfig(Resource):
     KIND: ClassVar[str] = "AuthConfig"
     PLURAL: ClassVar[str] = "authconfigs"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("ac",)
+    #: basicAuth's salts and hashes are as secret as the passwords they protect.
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset({"salt", "hashedPassword"})
 
     spec: AuthConfigSpec

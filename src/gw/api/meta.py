@@ -69,6 +69,9 @@ class Resource(Model):
     KIND: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: Manifest keys whose values are secrets wherever they sit in the resource (a
+    #: basic-auth hash): views of the resource (the admin API, gwctl) redact them.
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
 
     api_version: str
     kind: str
