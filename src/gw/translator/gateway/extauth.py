@@ -17,7 +17,6 @@ from __future__ import annotations
 from gw import api
 from gw.api import ResourceKey
 from gw.api.extauth import ExtAuthExtension
-from gw.api.settings import ExtAuthSettings
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
@@ -25,7 +24,7 @@ from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.extauth_servers import (
     build_named,
     build_service,
-    request_header_patterns,
+    listed_headers,
 )
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -156,6 +155,9 @@ def build_extauth_server(
             )
         body = extauth.request_body if extauth else None
         needs = envoy_needs(snapshot.of_kind(api.AuthConfig))
+        listed, patterns = listed_headers(
+            [*([extauth] if extauth else []), *named_settings.values()]
+        )
         server = ir.ExtAuthServer(
             cluster=default.cluster if default else MISSING_SERVER,
             timeout_ms=default.timeout_ms if default else 200,
@@ -168,8 +170,8 @@ def build_extauth_server(
             pack_as_bytes=bool(body and body.pack_as_bytes),
             clear_route_cache=bool(extauth and extauth.clear_route_cache),
             stat_prefix=extauth.stat_prefix if extauth else None,
-            request_headers=_request_headers(needs.headers, extauth, snapshot),
-            request_header_patterns=request_header_patterns(extauth),
+            request_headers=_request_headers(needs.headers, listed, snapshot),
+            request_header_patterns=patterns,
             metadata_namespaces=needs.metadata,
             named=named,
         )
@@ -217,18 +219,17 @@ def check_extauth_server(
 
 
 def _request_headers(
-    needs: tuple[str, ...] | None, extauth: ExtAuthSettings | None, snapshot: Snapshot
+    needs: tuple[str, ...] | None, listed: list[str], snapshot: Snapshot
 ) -> tuple[str, ...] | None:
-    """What Envoy sends the servers: what the AuthConfigs read, plus `httpService`'s
-    allowed headers; every header as soon as a host uses customAuth without a list."""
-    http = extauth.http_service if extauth else None
-    listed = http.request.allowed_headers if http and http.request else []
+    """What Envoy sends the servers: what the AuthConfigs read, plus what HTTP servers list
+    (`httpService.request.allowedHeaders`); every header as soon as a host uses customAuth
+    and no server lists headers (a custom server may read any)."""
     custom = any(
         e.custom_auth for vs in snapshot.of_kind(api.VirtualService) for _, e in _extauth_fields(vs)
     )
     if needs is None or (custom and not listed):
         return None
-    return tuple(sorted({*needs, *(h.lower() for h in listed)}))
+    return tuple(sorted({*needs, *listed}))
 
 
 def _extauth_fields(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:

@@ -98,9 +98,17 @@ def build_named(
     return tuple(out)
 
 
-def request_header_patterns(settings: ExtAuthSettings | None) -> tuple[str, ...]:
-    request = settings.http_service.request if settings and settings.http_service else None
-    return tuple(request.allowed_headers_regex) if request else ()
+def listed_headers(servers: list[ExtAuthSettings]) -> tuple[list[str], tuple[str, ...]]:
+    """The request headers the HTTP servers' `request.allowedHeaders` name, and the
+    patterns of their `allowedHeadersRegex` (Envoy sends each server the union)."""
+    names: list[str] = []
+    patterns: list[str] = []
+    for settings in servers:
+        request = settings.http_service.request if settings.http_service else None
+        if request is not None:
+            names += [h.lower() for h in request.allowed_headers]
+            patterns += request.allowed_headers_regex
+    return names, tuple(dict.fromkeys(patterns))
 
 
 def _http(

@@ -86,7 +86,7 @@ def _header_ok(redis: RedisSession, session_id_header: str | None, ctx: StepCont
 def _redis(redis: RedisSession, field: str, ctx: StepContext) -> extauth_oidc.RedisStore | None:
     options = redis.options
     if options.host.startswith("unix://"):
-        ctx.not_supported(f"{field}.options.host", "reach Redis over TCP (host:port)")
+        ctx.error(f"{field}.options.host", "a unix socket is not supported: reach Redis over TCP")
         return None
     host, _, port = options.host.rpartition(":")
     host = host.strip("[]")
