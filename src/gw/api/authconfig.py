@@ -16,7 +16,7 @@ from gw.api.authconfig_apikey import ApiKeyAuth
 from gw.api.authconfig_basic import BasicAuth
 from gw.api.authconfig_oidc import OidcAuthorizationCode
 from gw.api.authconfig_passthrough import PassThroughAuth
-from gw.api.meta import Model, Resource
+from gw.api.meta import Empty, Model, Resource
 
 
 class OAuth2(Model):
@@ -25,17 +25,14 @@ class OAuth2(Model):
     oauth2: dict[str, Any] | None = None
 
 
-class JwtStep(Model):
-    """`jwt: {}`: no fields (the JWT options of the host or route do the verifying)."""
-
-
 class AuthConfigEntry(Model):
     name: str | None = None
     basic_auth: BasicAuth | None = None
     oauth2: OAuth2 | None = None
     api_key_auth: ApiKeyAuth | None = None
     pass_through_auth: PassThroughAuth | None = None
-    jwt: JwtStep | None = None
+    #: `jwt: {}`: the JWT options of the host or route do the verifying.
+    jwt: Empty | None = None
     # Kinds of the established API that this build does not run: refused by name.
     oauth: dict[str, Any] | None = None
     plugin_auth: dict[str, Any] | None = None

@@ -8,11 +8,9 @@ gwctl show them redacted.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
-from gw.api.meta import Model
+from gw.api.meta import Empty, Model
 
 
 class SaltedHashedPassword(Model):
@@ -25,8 +23,8 @@ class AprUsers(Model):
 
 
 class EncryptionType(Model):
-    apr: dict[str, Any] | None = None
-    sha1: dict[str, Any] | None = None
+    apr: Empty | None = None
+    sha1: Empty | None = None
 
 
 class UserList(Model):

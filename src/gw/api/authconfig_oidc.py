@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gw.api.duration import Duration
-from gw.api.meta import Model, ResourceRef
+from gw.api.meta import Empty, Model, ResourceRef
 
 
 class CookieOptions(Model):
@@ -82,8 +82,8 @@ class DiscoveryOverride(Model):
 
 
 class JwksCacheRefreshPolicy(Model):
-    never: dict[str, Any] | None = None
-    always: dict[str, Any] | None = None
+    never: Empty | None = None
+    always: Empty | None = None
     max_idp_req_per_polling_interval: int | None = None
 
 
@@ -147,5 +147,5 @@ class OidcAuthorizationCode(Model):
     access_token: TokenClaims | None = None
     identity_token: TokenClaims | None = None
     front_channel_logout: FrontChannelLogout | None = None
-    default: dict[str, Any] | None = None
+    default: Empty | None = None
     azure: dict[str, Any] | None = None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import JsonValue
+
 from gw.api.duration import Duration
 from gw.api.meta import Model, ResourceRef
 
@@ -65,5 +67,6 @@ class PassThroughHttp(Model):
 class PassThroughAuth(Model):
     grpc: PassThroughGrpc | None = None
     http: PassThroughHttp | None = None
-    config: dict[str, Any] | None = None
+    #: Passed to the service with every request, as it is (any JSON object).
+    config: dict[str, JsonValue] | None = None
     failure_mode_allow: bool = False

@@ -25,6 +25,11 @@ class Model(BaseModel):
     )
 
 
+class Empty(Model):
+    """A field whose presence is its whole meaning (`apr: {}`, `never: {}`): it holds
+    nothing."""
+
+
 class ResourceRef(Model):
     """A reference to another resource by name and namespace.
 

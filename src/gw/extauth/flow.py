@@ -16,16 +16,16 @@ docs/extauth.md): nothing reaches the upstream without a verified identity.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import re2
 
-from gw.extauth.cookies import clear_cookie, set_cookie
+from gw.extauth.callback import auto_params, callback, provider_down
+from gw.extauth.cookies import set_cookie
 from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, State, text
 from gw.extauth.identity import Forwarding
 from gw.extauth.logout import logout
@@ -34,7 +34,6 @@ from gw.extauth.oidc import (
     IdTokenExpired,
     InvalidIdToken,
     ProviderUnavailable,
-    TokenRejected,
 )
 from gw.extauth.refresh import Refresher
 from gw.extauth.sessions import (
@@ -121,7 +120,7 @@ class RelyingParty:
             return text(403, f"this session is for {target} only (session targetDomain)")
         match self.flow(request):
             case "callback":
-                return await self.callback(request)
+                return await callback(self, request)
             case "logout":
                 return await logout(self, request, front_channel=False)
             case "frontchannel":
@@ -207,7 +206,7 @@ class RelyingParty:
         try:
             endpoint = await self.provider.authorization_endpoint()
         except ProviderUnavailable as exc:
-            return self._provider_down(exc)
+            return provider_down(self.where, exc)
         login = LoginState.start(self._return_to(request))
         query = {
             "response_type": "code",
@@ -219,7 +218,7 @@ class RelyingParty:
             "code_challenge": login.code_challenge,
             "code_challenge_method": "S256",
             **dict(self.oidc.auth_endpoint_query_params),
-            **self._auto_params(request),
+            **auto_params(self.oidc, request),
         }
         separator = "&" if "?" in endpoint else "?"
         cookie = set_cookie(
@@ -238,95 +237,6 @@ class RelyingParty:
         are set there; another host of the same virtual service would not see them)."""
         app = urlsplit(self.oidc.app_url)
         return f"{app.scheme}://{app.netloc}{request.path}"
-
-    # --- the callback ----------------------------------------------------------------------
-
-    async def callback(self, request: Request) -> Deny:
-        query = dict(parse_qsl(urlsplit(request.path).query))
-        state = query.get("state", "")
-        cookie_name = state_cookie_name(state)
-        options = self.oidc.session.cookie
-        clear = (clear_cookie(cookie_name, options, path=self.callback_cookie_path),)
-        if "error" in query:
-            reason = query["error"] + (
-                f": {query['error_description']}" if "error_description" in query else ""
-            )
-            return text(401, f"login failed: the identity provider answered {reason}", clear)
-        login = self.sealer.open(request.cookies.get(cookie_name, ""), state) if state else None
-        if login is None or "code" not in query:
-            return text(
-                400,
-                "login failed: this callback does not belong to a login started in this "
-                "browser (unknown, expired or forged state); start again",
-                clear,
-            )
-        if not self.used_states.claim(login):
-            return text(
-                400, "login failed: this login was already completed (replayed state)", clear
-            )
-        sid, headers = self._new_session_id()
-        try:
-            response = await self.provider.exchange_code(
-                query["code"], login.verifier, self._auto_params(request), headers
-            )
-            if response.id_token is None:
-                raise InvalidIdToken("the token endpoint returned no id_token")
-            claims = await self.provider.verify_id_token(response.id_token, nonce=login.nonce)
-        except TokenRejected as exc:
-            return text(
-                401, f"login failed: the identity provider refused the code ({exc.error})", clear
-            )
-        except InvalidIdToken as exc:
-            log.warning("extauth %s: ID token refused: %s", self.where, exc)
-            return text(401, f"login failed: the ID token is not valid: {exc}", clear)
-        except ProviderUnavailable as exc:
-            return self._provider_down(exc, clear)
-        tokens = Tokens(
-            id_token=response.id_token,
-            access_token=response.access_token,
-            refresh_token=response.refresh_token,
-            expires_at=float(claims["exp"]),
-        )
-        try:
-            cookies = await self.sessions.save(tokens, request.cookies, sid)
-        except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot store session: %s", self.where, exc)
-            return text(503, "session store unavailable", clear)
-        log.info("extauth %s: %s logged in", self.where, _subject(claims))
-        return Deny(
-            302,
-            headers=(("location", login.return_to), NO_STORE),
-            set_cookies=(*clear, *cookies),
-        )
-
-    def _new_session_id(self) -> tuple[str | None, dict[str, str] | None]:
-        """The id of the session a login will make, and the header that shows it to the
-        token endpoint (`redis.headerName`), when one is wanted."""
-        header = self.oidc.session.session_id_header
-        if header is None or not isinstance(self.sessions, RedisSessions):
-            return None, None
-        sid = self.sessions.new_id()
-        return sid, {header: sid}
-
-    def _auto_params(self, request: Request) -> dict[str, str]:
-        """`autoMapFromMetadata`: the string values of its metadata namespace."""
-        namespace = self.oidc.auto_map_namespace
-        if namespace is None:
-            return {}
-        values = request.metadata.get(namespace) or {}
-        return {
-            k: v if isinstance(v, str) else json.dumps(v)
-            for k, v in values.items()
-            if isinstance(v, str | int | float | bool)
-        }
-
-    def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
-        log.warning("extauth %s: identity provider unavailable: %s", self.where, exc)
-        return text(503, "identity provider unavailable", set_cookies, retry=True)
-
-
-def _subject(claims: dict[str, Any]) -> str:
-    return str(claims.get("email") or claims.get("sub"))
 
 
 def _domain_matches(host: str, domain: str) -> bool:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gw.extauth.cookies import clear_cookie
 from gw.extauth.decisions import NO_STORE, Deny, Request, text
-from gw.extauth.oidc import ProviderUnavailable
+from gw.extauth.oidc import IdentityProvider, ProviderUnavailable
 from gw.extauth.sessions import StoreUnavailable, Tokens
 
 if TYPE_CHECKING:
@@ -53,11 +53,40 @@ async def logout(party: RelyingParty, request: Request, *, front_channel: bool) 
 
 
 async def _tell_provider(party: RelyingParty, tokens: Tokens, *, end_session: bool) -> None:
-    calls = [party.provider.revoke(tokens.access_token)] if tokens.access_token else []
+    provider = party.provider
+    calls = [_revoke(provider, tokens.access_token)] if tokens.access_token else []
     if end_session:
-        calls.append(party.provider.end_session(tokens.id_token))
+        calls.append(_end_session(provider, tokens.id_token))
     for outcome in await asyncio.gather(*calls, return_exceptions=True):
         if isinstance(outcome, ProviderUnavailable):
             log.warning("extauth %s: logout at the provider failed: %s", party.where, outcome)
         elif isinstance(outcome, BaseException):
             log.error("extauth %s: logout at the provider failed", party.where, exc_info=outcome)
+
+
+async def _revoke(provider: IdentityProvider, token: str) -> None:
+    """Revoke an access token at the revocation endpoint (RFC 7009), if there is one."""
+    metadata = await provider.metadata.get()
+    url = provider.config.revocation_endpoint or metadata.revocation_endpoint
+    if url:
+        form = {"token": token, "token_type_hint": "access_token"}
+        auth = provider.client_auth(form, metadata)
+        response = await provider.send("POST", url, data=form, auth=auth)
+        if response.status_code >= 400:
+            raise ProviderUnavailable(f"revocation answered {response.status_code}")
+
+
+async def _end_session(provider: IdentityProvider, id_token: str) -> None:
+    """Tell the provider's end-session endpoint, if there is one, that the session ended
+    (GET or POST, as `endSessionProperties` says)."""
+    metadata = await provider.metadata.get()
+    config = provider.config
+    url = config.end_session_endpoint or metadata.end_session_endpoint
+    if url:
+        params = {"id_token_hint": id_token, "client_id": config.client_id}
+        if config.end_session_method == "POST":
+            response = await provider.send("POST", url, data=params)
+        else:
+            response = await provider.send("GET", url, params=params)
+        if response.status_code >= 400:
+            raise ProviderUnavailable(f"end session answered {response.status_code}")

@@ -1,12 +1,10 @@
 """The identity provider as the extauth server sees it: discovery document, signing keys,
 token endpoint, and ID token verification.
 
-The discovery document and the key set are fetched once and cached for
-`discoveryPollInterval`; a token signed with a key the cached set lacks is refused, or makes
-the set be fetched again, as `jwksCacheRefreshPolicy` says. A fetch runs as
-a shared background task, shielded from the request that started it: when Envoy gives up on
-a slow check (`requestTimeout`), the fetch still completes and the next request finds it
-cached. When a refresh fails, the last good copy keeps serving.
+The discovery document and the key set are cached for `discoveryPollInterval` (`cached.py`);
+a token signed with a key the cached set lacks is refused, or makes the set be fetched
+again, as `jwksCacheRefreshPolicy` says. Logouts revoke tokens and end the provider's
+session with its `send` and `client_auth`.
 
 Errors are typed so that the flow can answer each clearly: `ProviderUnavailable` (network,
 timeouts, 5xx, garbage: 503), `TokenRejected` (the token endpoint refused a code or refresh
@@ -15,12 +13,10 @@ token: 401), `InvalidIdToken` (signature, issuer, audience, expiry, nonce: 401).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -28,6 +24,7 @@ from joserfc import errors as jose_errors
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
+from gw.extauth.cached import Cached
 from gw.wire.extauth_oidc import OidcAuthorizationCode
 
 log = logging.getLogger(__name__)
@@ -36,9 +33,6 @@ log = logging.getLogger(__name__)
 #: unsigned (`none`) is refused.
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"]
 CLOCK_SKEW = 60  # seconds of leeway on exp/iat/nbf
-RETRY_AFTER_FAILURE = 5.0  # seconds before a failed fetch is tried again
-
-T = TypeVar("T")
 
 
 class ProviderUnavailable(Exception):
@@ -80,51 +74,13 @@ class TokenResponse:
     expires_in: float | None
 
 
-class Cached(Generic[T]):
-    """A value fetched on demand, kept for `ttl` seconds, fetched by one shared task."""
-
-    def __init__(self, fetch: Callable[[], Awaitable[T]], ttl: float) -> None:
-        self._fetch = fetch
-        self.ttl = ttl
-        self.value: T | None = None
-        self.fetched_at = 0.0
-        self._retry_at = 0.0
-        self._task: asyncio.Future[T] | None = None
-
-    async def get(self, *, force: bool = False) -> T:
-        now = time.monotonic()
-        fresh = self.value is not None and now - self.fetched_at < self.ttl
-        if fresh and not force:
-            assert self.value is not None
-            return self.value
-        if self.value is not None and now < self._retry_at:
-            return self.value  # the last refresh failed: serve the old copy a little longer
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._run())
-        return await asyncio.shield(self._task)
-
-    async def _run(self) -> T:
-        try:
-            value = await self._fetch()
-        except ProviderUnavailable:
-            self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE
-            if self.value is None:
-                raise
-            log.warning("extauth: refresh failed; serving the cached copy", exc_info=True)
-            return self.value
-        finally:
-            self._task = None
-        self.value, self.fetched_at = value, time.monotonic()
-        return value
-
-
 class IdentityProvider:
     def __init__(self, config: OidcAuthorizationCode, http: httpx.AsyncClient) -> None:
         self.config = config
         self.http = http
         poll = config.discovery_poll_interval_ms / 1000
-        self.metadata = Cached(self._fetch_metadata, poll)
-        self.keys = Cached(self._fetch_keys, poll)
+        self.metadata = Cached(self._fetch_metadata, poll, (ProviderUnavailable,))
+        self.keys = Cached(self._fetch_keys, poll, (ProviderUnavailable,))
         self.algorithms = [
             a for a in ALGORITHMS if not config.id_token_algs or a in config.id_token_algs
         ]
@@ -200,30 +156,6 @@ class IdentityProvider:
             return None
         return claims
 
-    async def revoke(self, token: str) -> None:
-        """Revoke an access token at the revocation endpoint (RFC 7009), if there is one."""
-        url = self.config.revocation_endpoint or (await self.metadata.get()).revocation_endpoint
-        if url:
-            form = {"token": token, "token_type_hint": "access_token"}
-            auth = self._client_auth(form, await self.metadata.get())
-            response = await self._send("POST", url, data=form, auth=auth)
-            if response.status_code >= 400:
-                raise ProviderUnavailable(f"revocation answered {response.status_code}")
-
-    async def end_session(self, id_token: str) -> None:
-        """Tell the provider's end-session endpoint, if there is one, that the session
-        ended (GET or POST, as `endSessionProperties` says)."""
-        metadata = await self.metadata.get()
-        url = self.config.end_session_endpoint or metadata.end_session_endpoint
-        if url:
-            params = {"id_token_hint": id_token, "client_id": self.config.client_id}
-            if self.config.end_session_method == "POST":
-                response = await self._send("POST", url, data=params)
-            else:
-                response = await self._send("GET", url, params=params)
-            if response.status_code >= 400:
-                raise ProviderUnavailable(f"end session answered {response.status_code}")
-
     async def _decode(self, token: str) -> jwt.Token:
         keys = await self.keys.get()
         try:
@@ -257,9 +189,9 @@ class IdentityProvider:
         metadata = await self.metadata.get()
         config = self.config
         form.update(dict(config.token_endpoint_query_params))
-        auth = self._client_auth(form, metadata)
+        auth = self.client_auth(form, metadata)
         url = config.token_endpoint or metadata.token_endpoint
-        response = await self._send("POST", url, data=form, auth=auth, headers=headers)
+        response = await self.send("POST", url, data=form, auth=auth, headers=headers)
         body = _json_object(response)
         if response.status_code >= 400:
             if response.status_code < 500 and isinstance(body.get("error"), str):
@@ -276,7 +208,7 @@ class IdentityProvider:
             expires_in=float(expires_in) if isinstance(expires_in, int | float) else None,
         )
 
-    def _client_auth(self, form: dict[str, str], metadata: Metadata) -> tuple[str, str] | None:
+    def client_auth(self, form: dict[str, str], metadata: Metadata) -> tuple[str, str] | None:
         """How the client authenticates: HTTP Basic when the provider takes it (or says
         nothing), else form fields; a public client only names itself."""
         config = self.config
@@ -292,7 +224,7 @@ class IdentityProvider:
 
     async def _fetch_metadata(self) -> Metadata:
         issuer = self.config.issuer_url.rstrip("/")
-        response = await self._send("GET", issuer + "/.well-known/openid-configuration")
+        response = await self.send("GET", issuer + "/.well-known/openid-configuration")
         if response.status_code != 200:
             raise ProviderUnavailable(f"discovery answered {response.status_code}")
         doc = _json_object(response)
@@ -314,7 +246,7 @@ class IdentityProvider:
 
     async def _fetch_keys(self) -> KeySet:
         url = self.config.jwks_uri or (await self.metadata.get()).jwks_uri
-        response = await self._send("GET", url)
+        response = await self.send("GET", url)
         if response.status_code != 200:
             raise ProviderUnavailable(f"key set answered {response.status_code}")
         doc = _json_object(response)
@@ -324,7 +256,7 @@ class IdentityProvider:
         except (jose_errors.JoseError, ValueError, TypeError) as exc:
             raise ProviderUnavailable(f"key set is not usable: {exc}") from None
 
-    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    async def send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             return await self.http.request(method, url, **kwargs)
         except httpx.HTTPError as exc:

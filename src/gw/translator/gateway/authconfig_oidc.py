@@ -117,24 +117,22 @@ def _client_secret(oidc: OidcAuthorizationCode, ctx: StepContext) -> str | None:
     ref, disabled, field = oidc.client_secret_ref, oidc.disable_client_secret, "clientSecretRef"
     client_auth = oidc.client_authentication
     if client_auth is not None:
+        if client_auth.private_key_jwt is not None:
+            ctx.not_supported(
+                "clientAuthentication.privateKeyJwt", "authenticate with a client secret"
+            )
+            return None
         if ref is not None or disabled is not None:
             ctx.error(
                 "clientAuthentication",
                 "set either clientAuthentication or clientSecretRef/disableClientSecret, not both",
             )
             return None
-        if client_auth.private_key_jwt is not None:
-            ctx.not_supported(
-                "clientAuthentication.privateKeyJwt", "authenticate with a client secret"
-            )
-            return None
         if client_auth.client_secret is None:
             ctx.error("clientAuthentication", "set clientSecret")
             return None
-        ref, disabled = (
-            client_auth.client_secret.client_secret_ref,
-            client_auth.client_secret.disable_client_secret,
-        )
+        ref = client_auth.client_secret.client_secret_ref
+        disabled = client_auth.client_secret.disable_client_secret
         field = "clientAuthentication.clientSecret.clientSecretRef"
     if ref is None:
         if disabled:
