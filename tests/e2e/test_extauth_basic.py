@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.extauth_gateway import ExtauthGateway
+from tests.support.extauth_manifests import chain
 from tests.support.htpasswd import apr1
 from tests.support.wait import wait_until
 
@@ -34,14 +35,7 @@ def users_yaml(users: dict[str, tuple[str, str]], indent: int) -> str:
 
 
 def basic_config(name: str, body: str) -> str:
-    return f"""
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: {name}, namespace: gw-system}}
-spec:
-  configs:
-  - basicAuth:{body}
-"""
+    return chain(name, f"\n  - basicAuth:{body}")
 
 
 def legacy(users: dict[str, tuple[str, str]], realm: str) -> str:

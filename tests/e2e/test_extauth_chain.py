@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.auth_services import ALLOW, HttpAuthService
 from tests.support.extauth_gateway import ExtauthGateway
+from tests.support.extauth_manifests import chain
 from tests.support.htpasswd import apr1
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
@@ -39,14 +40,7 @@ stringData: {{api-key: {key}{extra}}}
 
 
 def auth_config(name: str, configs: str, expr: str | None = None) -> str:
-    line = f"\n  booleanExpr: {json.dumps(expr)}" if expr else ""
-    return f"""
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: {name}, namespace: gw-system}}
-spec:{line}
-  configs:{configs}
----"""
+    return chain(name, configs, expr) + "---"
 
 
 def basic_step() -> str:

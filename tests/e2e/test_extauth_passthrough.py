@@ -21,6 +21,7 @@ from tests.support.auth_services import (
     HttpAuthService,
 )
 from tests.support.extauth_gateway import ExtauthGateway
+from tests.support.extauth_manifests import chain
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
@@ -29,13 +30,7 @@ UNAVAILABLE = "passthrough auth service unavailable"
 
 
 def auth_config(name: str, *steps: str) -> str:
-    return f"""
-apiVersion: enterprise.gw.vendor.io/v1
-kind: AuthConfig
-metadata: {{name: {name}, namespace: gw-system}}
-spec:
-  configs:{"".join(steps)}
----"""
+    return chain(name, "".join(steps)) + "---"
 
 
 def grpc_step(address: str, extra: str = "") -> str:

@@ -3,6 +3,8 @@ Upstream, the protected app's Upstream, and the OAuth secret holding the client 
 
 from __future__ import annotations
 
+import json
+
 
 def extauth_settings(request_timeout: str | None) -> str:
     """Settings `extauth` (the default requestTimeout, 200ms, when `request_timeout` is None)."""
@@ -63,6 +65,19 @@ spec:
         clientId: {client_id or f"gw-{name}"}
         clientSecretRef: {{name: oauth, namespace: gw-system}}
         issuerUrl: {issuer}{lines}
+"""
+
+
+def chain(name: str, configs: str, boolean_expr: str | None = None) -> str:
+    """An AuthConfig `name` in gw-system with `configs` (the YAML of its entries, each
+    starting `\n  - `) and a `booleanExpr`."""
+    expr = f"\n  booleanExpr: {json.dumps(boolean_expr)}" if boolean_expr else ""
+    return f"""
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: {name}, namespace: gw-system}}
+spec:{expr}
+  configs:{configs}
 """
 
 
