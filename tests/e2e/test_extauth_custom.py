@@ -49,7 +49,7 @@ def named_settings() -> str:
         + """  namedExtauth:
     customHttpAuthz:
       extauthzServerRef: {name: custom-http, namespace: gw-system}
-      requestTimeout: 2s
+      requestTimeout: 5s
       httpService:
         pathPrefix: /ext
         request: {allowedHeaders: [authorization, x-user]}
@@ -227,7 +227,8 @@ def default_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     try:
         settings = (
             extauth_settings("2s").replace("name: extauth,", "name: custom-http,")
-            + "    httpService: {}\n    requestBody: {maxRequestBytes: 10240}\n"
+            + "    httpService: {request: {allowedHeaders: [authorization, X-foo]}}\n"
+            + "    requestBody: {maxRequestBytes: 10240}\n"
         )
         gateway = ExtauthGateway(tmp_path_factory.mktemp("custom-default"), settings=settings)
         gateway.write(
@@ -253,9 +254,12 @@ def default_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
 def test_custom_auth_to_the_settings_http_server(default_http: dict[str, Any]) -> None:
     gateway: ExtauthGateway = default_http["gateway"]
     service: HttpAuthService = default_http["service"]
-    ok = gateway.get("guarded.test", "/api/pets/1", headers={"authorization": ALLOW})
+    headers = {"authorization": ALLOW, "x-foo": "bar", "x-other": "not listed"}
+    ok = gateway.get("guarded.test", "/api/pets/1", headers=headers)
     assert ok.status_code == 200 and ok.headers["x-echo-name"] == "app"
-    assert service.requests[-1]["path"] == "/api/pets/1"
+    asked = service.requests[-1]
+    assert asked["path"] == "/api/pets/1" and asked["headers"]["x-foo"] == "bar"
+    assert "x-other" not in asked["headers"]  # only what httpService lists goes along
     assert gateway.get("guarded.test", "/api/pets/2").status_code == 401
     status = gateway.gw.wait_status("VirtualService default.wrong", "Rejected")
     assert (

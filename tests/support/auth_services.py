@@ -46,6 +46,10 @@ class HttpAuthService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, as real services do: with HTTP/1.0 every answer closes the
+            # connection, and a client reusing it at that moment sees a reset.
+            protocol_version = "HTTP/1.1"
+
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 self.do_POST()
 

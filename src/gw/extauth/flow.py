@@ -89,7 +89,7 @@ class RelyingParty:
         self.refresher = Refresher(provider, sessions, where)
         #: The state cookie's path: the callback's (the literal one, for a regex).
         self.callback_cookie_path = urlsplit(oidc.redirect_uri).path
-        self._callback_regex = re2.compile(oidc.callback_path) if oidc.callback_path_regex else None
+        self._callback_regex = _compile(oidc.callback_path) if oidc.callback_path_regex else None
         # Verified ID tokens of cookie sessions: token → its `exp`.
         self._verified: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -244,3 +244,10 @@ def _domain_matches(host: str, domain: str) -> bool:
     name = host.rpartition(":")[0] if host.count(":") == 1 else host
     name = name.lower().strip("[]")
     return name == domain or name.endswith("." + domain)
+
+
+def _compile(pattern: str) -> re2._Regexp:
+    try:
+        return re2.compile(pattern)
+    except re2.error as exc:  # stage 1 checks it: a NACK, should one get through
+        raise ValueError(f"callbackPath {pattern!r} is not a regular expression: {exc}") from None

@@ -81,10 +81,18 @@ class Registry:
         log.info("extauth: serving %d auth configs: %s", len(chains), ", ".join(sorted(chains)))
 
     def _build(self, config: AuthConfig) -> Chain:
+        """The chain of `config` (raises ValueError, after closing what it built, when the
+        server cannot run it)."""
         checks: list[Check] = []
-        for step in config.steps:
-            checks.append(build_check(step.check, f"{config.config_id}/{step.name}", self.shared))
-        return Chain(config, checks)
+        try:
+            for step in config.steps:
+                where = f"{config.config_id}/{step.name}"
+                checks.append(build_check(step.check, where, self.shared))
+            return Chain(config, checks)
+        except ValueError:
+            for check in checks:
+                self._later(check.close())
+            raise
 
     def _later(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

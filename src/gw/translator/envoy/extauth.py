@@ -145,7 +145,7 @@ def _http_service(service: ir.AuthService) -> ext_authz_pb2.HttpService:
         ),
         path_prefix=http.path_prefix,
         authorization_request=ext_authz_pb2.AuthorizationRequest(
-            headers_to_add=[base_pb2.HeaderValue(key=k, value=v) for k, v in http.headers_to_add]
+            headers_to_add=[base_pb2.HeaderValue(key=k, value=v) for k, v in http.headers_to_add],
         ),
         authorization_response=ext_authz_pb2.AuthorizationResponse(
             allowed_upstream_headers=_names(http.allowed_upstream_headers),

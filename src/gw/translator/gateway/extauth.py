@@ -21,11 +21,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
 from gw.translator.gateway.callbacks import flow_paths
-from gw.translator.gateway.extauth_servers import (
-    build_named,
-    build_service,
-    listed_headers,
-)
+from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -155,9 +151,13 @@ def build_extauth_server(
             )
         body = extauth.request_body if extauth else None
         needs = envoy_needs(snapshot.of_kind(api.AuthConfig))
-        listed, patterns = listed_headers(
-            [*([extauth] if extauth else []), *named_settings.values()]
-        )
+        targets = {
+            e.custom_auth.name or None
+            for vs in snapshot.of_kind(api.VirtualService)
+            for _, e in _extauth_fields(vs)
+            if e.custom_auth is not None
+        }
+        headers, patterns = request_headers(needs.headers, targets, extauth, named_settings)
         server = ir.ExtAuthServer(
             cluster=default.cluster if default else MISSING_SERVER,
             timeout_ms=default.timeout_ms if default else 200,
@@ -170,7 +170,7 @@ def build_extauth_server(
             pack_as_bytes=bool(body and body.pack_as_bytes),
             clear_route_cache=bool(extauth and extauth.clear_route_cache),
             stat_prefix=extauth.stat_prefix if extauth else None,
-            request_headers=_request_headers(needs.headers, listed, snapshot),
+            request_headers=headers,
             request_header_patterns=patterns,
             metadata_namespaces=needs.metadata,
             named=named,
@@ -216,20 +216,6 @@ def check_extauth_server(
                 reports.of(vs.key).error(field, problem)
             elif settings is not None:
                 refs.link(vs.key, field, settings)
-
-
-def _request_headers(
-    needs: tuple[str, ...] | None, listed: list[str], snapshot: Snapshot
-) -> tuple[str, ...] | None:
-    """What Envoy sends the servers: what the AuthConfigs read, plus what HTTP servers list
-    (`httpService.request.allowedHeaders`); every header as soon as a host uses customAuth
-    and no server lists headers (a custom server may read any)."""
-    custom = any(
-        e.custom_auth for vs in snapshot.of_kind(api.VirtualService) for _, e in _extauth_fields(vs)
-    )
-    if needs is None or (custom and not listed):
-        return None
-    return tuple(sorted({*needs, *listed}))
 
 
 def _extauth_fields(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:

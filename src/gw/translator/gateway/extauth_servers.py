@@ -23,6 +23,8 @@ from gw.translator.refs import Refs
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import ResourceReport
 
+#: What an HTTP check is made of: Envoy sends it only when the header list names it.
+REQUEST_LINE = (":authority", ":method", ":path", "host")
 #: Filter-wide settings a named server cannot set differently (field, attribute).
 _FILTER_WIDE = (
     ("failureModeAllow", "failure_mode_allow"),
@@ -98,17 +100,31 @@ def build_named(
     return tuple(out)
 
 
-def listed_headers(servers: list[ExtAuthSettings]) -> tuple[list[str], tuple[str, ...]]:
-    """The request headers the HTTP servers' `request.allowedHeaders` name, and the
-    patterns of their `allowedHeadersRegex` (Envoy sends each server the union)."""
-    names: list[str] = []
-    patterns: list[str] = []
-    for settings in servers:
-        request = settings.http_service.request if settings.http_service else None
-        if request is not None:
-            names += [h.lower() for h in request.allowed_headers]
-            patterns += request.allowed_headers_regex
-    return names, tuple(dict.fromkeys(patterns))
+def request_headers(
+    needs: tuple[str, ...] | None,
+    targets: set[str | None],
+    default: ExtAuthSettings | None,
+    named: dict[str, ExtAuthSettings],
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The request headers Envoy sends the servers (None: all) and header patterns: what
+    the AuthConfigs read (`needs`), plus what the custom servers `customAuth` uses
+    (`targets`: None for Settings `extauth`, else a name) get: an HTTP server with
+    `request.allowedHeaders`/`allowedHeadersRegex` those (and the request line, which an
+    HTTP check is made of), any other custom server every header. Envoy has one list for
+    all the servers its filter calls: each gets the union."""
+    if needs is None:
+        return None, ()
+    headers, patterns = set(needs), []
+    for target in targets:
+        settings = default if target is None else named.get(target)
+        http = settings.http_service if settings is not None else None
+        request = http.request if http is not None else None
+        if request is None or not (request.allowed_headers or request.allowed_headers_regex):
+            return None, ()
+        headers.update(h.lower() for h in request.allowed_headers)
+        headers.update(REQUEST_LINE)
+        patterns += request.allowed_headers_regex
+    return tuple(sorted(headers)), tuple(dict.fromkeys(patterns))
 
 
 def _http(

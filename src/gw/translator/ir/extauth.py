@@ -73,7 +73,7 @@ class ExtAuthServer:
     #: The request headers the servers read (None: all of them; fewer headers make each
     #: check cheaper to encode, send and parse), and the dynamic metadata namespaces.
     request_headers: tuple[str, ...] | None = ("cookie",)
-    #: ...matched by regular expression (`httpService.request.allowedHeadersRegex`).
+    #: ...and those matching these regular expressions (`allowedHeadersRegex`).
     request_header_patterns: tuple[str, ...] = ()
     metadata_namespaces: tuple[str, ...] = ()
     named: tuple[tuple[str, AuthService], ...] = ()
