@@ -26,8 +26,9 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
-from gw.translator.options import Options
+from gw.translator.options import InstalledServer, Options
 from gw.xds.component import Placement
+from gw.xds.tls import is_loopback
 
 
 def gw_home() -> Path:
@@ -51,6 +52,7 @@ class UpOptions:
     log_level: str = defaults.LOG_LEVEL
     envoy_log_level: str = defaults.LOG_LEVEL
     concurrency: int | None = None
+    max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
     home: Path = field(default_factory=gw_home)
 
@@ -59,7 +61,12 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     """Serve until SIGINT/SIGTERM; raises `lifecycle.Failure` when a component cannot start
     or stops on its own (everything started is stopped first)."""
     translate_options = Options(
-        bind_address=options.bind, http_port=options.http_port, https_port=options.https_port
+        bind_address=options.bind,
+        http_port=options.http_port,
+        https_port=options.https_port,
+        # Declared to the translator as the Upstreams `extauth` and `rate-limit`.
+        extauth_server=_installed(options.bind, options.extauth_port),
+        ratelimit_server=_installed(options.bind, options.ratelimit_port),
     )
     envoy = _envoy(options)
     plane = controlplane_servers(
@@ -71,6 +78,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             debug_port=options.debug_port,
             dev_port=options.dev_port,
             discovery=options.discovery,
+            xds_bind=xds_host(options.bind),
         ),
         on_status=StatusPrinter(out),
         components=lambda: [control_plane_component(), proxy_component(envoy, options)],
@@ -98,7 +106,7 @@ def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Se
     """The extauth and rate-limit servers, in this process, configured over xDS like
     everywhere else; and the demo echo upstream when asked for."""
     servers: list[lifecycle.Server] = []
-    xds_address = host_port(options.bind, options.xds_port)
+    xds_address = host_port(xds_host(options.bind), options.xds_port)
 
     def placement(port: int, name: str) -> Placement:
         role = defaults.role(name, namespace)
@@ -119,6 +127,13 @@ def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Se
         config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
         servers.append(AsgiServer("echo", config))
     return servers
+
+
+def _installed(bind: str, port: int | None) -> InstalledServer | None:
+    """Where Envoy reaches a server this process runs (on every address: loopback)."""
+    if port is None:
+        return None
+    return InstalledServer(defaults.LOOPBACK if bind in ("0.0.0.0", "::") else bind, port)
 
 
 def _print_banner(options: UpOptions, out: TextIO) -> None:
@@ -176,10 +191,11 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
         ProxyOptions(
             bootstrap=BootstrapOptions(
                 node_id=f"{defaults.PROXY_NAME}-{socket.gethostname()}-{os.getpid()}",
-                xds_host=options.bind,
+                xds_host=xds_host(options.bind),
                 xds_port=options.xds_port,
                 admin_host=options.bind,
                 admin_port=options.proxy_admin_port,
+                max_downstream_connections=options.max_downstream_connections,
             ),
             log_level=options.envoy_log_level,
             concurrency=options.concurrency,
@@ -213,7 +229,7 @@ def _write_state(options: UpOptions) -> Path:
         "proxyHttpsUrl": f"https://{host}:{options.https_port}",
         "proxyAdminUrl": f"http://{host}:{options.proxy_admin_port}",
         "adminUrl": f"http://{host}:{options.debug_port}",
-        "xdsAddress": f"{host}:{options.xds_port}",
+        "xdsAddress": host_port(xds_host(options.bind), options.xds_port),
         "devAdminUrl": f"http://{host}:{options.dev_port}",
         **(
             {"extauthAddress": f"{host}:{options.extauth_port}"}
@@ -234,6 +250,12 @@ def _write_state(options: UpOptions) -> Path:
     path = options.home / "up.json"
     path.write_text(json.dumps(state, indent=2) + "\n")
     return path
+
+
+def xds_host(bind: str) -> str:
+    """xDS stays on loopback, in plaintext, whatever `--bind` says: every party is on this
+    machine, and plaintext xDS elsewhere would hand the TLS keys to whoever connects."""
+    return bind if is_loopback(host_port(bind, 0)) else defaults.LOOPBACK
 
 
 def _host(bind: str) -> str:

@@ -2,6 +2,10 @@
 a real OIDC provider (`oidc-provider-mock`), real Redis, `gw echo` as the application, and
 headless Chromium for the whole login. Nothing is faked.
 
+The folder holds no Upstream for the extauth server: the Settings name
+`{name: extauth, namespace: gw-system}` as written for the established gateway, and `gw up`
+declares its own server under that name. Every login here goes through that declaration.
+
 Hosts of the one `gw up` this module shares:
 - `localhost:<port>`: sessions in Redis (handle cookie `gw-session`).
 - `127.0.0.1:<port>`: sessions in cookies (`id_token`, `access_token`).
@@ -26,6 +30,7 @@ from playwright.sync_api import Browser
 from tests.support import extauth_manifests
 from tests.support.browser_oidc import chromium
 from tests.support.extauth_manifests import extauth_backends, extauth_settings, protected_app
+from tests.support.gwctl import gwctl
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -87,7 +92,7 @@ def _start_gw(
     folder.mkdir()
     extauth_port = free_port()
     (folder / "base.yaml").write_text(
-        extauth_settings("5s") + "---" + extauth_backends(extauth_port, echo.port, SECRET)
+        extauth_settings("5s") + "---" + extauth_backends(None, echo.port, SECRET)
     )
     gw = GwUp(folder, work / "home", extauth_port=extauth_port)
     port = gw.http_port
@@ -410,3 +415,22 @@ def test_client_secret_is_served_but_never_shown(env: dict[str, Any]) -> None:
     ]
     logs = [gw.process.output(), (gw.home / "logs" / "gw.log").read_text()]
     assert not any(SECRET in text for text in shown + logs)
+
+
+# --- gw up's own server, declared ----------------------------------------------------------
+
+
+def test_settings_name_the_server_gw_up_declares(env: dict[str, Any]) -> None:
+    """No `extauth` Upstream was written: the Settings' `{name: extauth, namespace:
+    gw-system}` resolves to the one `gw up` declares for its own server (the logins above
+    go through it), its cluster HTTP/2 on the server's port. `gwctl check` sees the
+    reference as resolved, and the declared Upstream has no status of its own."""
+    gw: GwUp = env["gw"]
+    assert gw.wait_status("Settings gw-system.default", "Accepted")
+    proxies = gw.admin("/snapshots/proxies")
+    (cluster,) = [c for c in proxies[0]["clusters"] if c["name"] == "extauth_gw-system"]
+    assert cluster["http2"] is True
+    assert cluster["endpoints"] == [{"address": "127.0.0.1", "port": gw.extauth_port}]
+    assert "Upstream gw-system.extauth" not in gw.statuses()
+    check = gwctl(gw.home, "check", "-x", "deployments,pods")
+    assert "unknown upstream" not in check.stdout + check.stderr

@@ -6,6 +6,10 @@ Real `gw up`, real OIDC provider; the one stand-in is `DelayProxy` in front of t
 provider, for the latency of a provider across the internet (loopback has none). With the
 default 200ms, the callback (code exchange at the token endpoint) outlives Envoy's timeout:
 Envoy answers 403 with an empty body and the login fails. With 1s it completes.
+
+The folder starts without Settings and without an `extauth` Upstream: `gw up`'s own server,
+which it declares, serves hosts by default. The Settings written later set only
+`requestTimeout`, and keep that server.
 """
 
 from __future__ import annotations
@@ -45,13 +49,12 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     folder = work / "config"
     folder.mkdir()
     extauth_port = free_port()
-    (folder / "settings.yaml").write_text(extauth_settings(None))
     gw: GwUp | None = None
     try:
         gw = GwUp(folder, work / "home", extauth_port=extauth_port)
         issuer = f"http://127.0.0.1:{proxy.port}"
         (folder / "app.yaml").write_text(
-            extauth_backends(extauth_port, echo.port, "s3cr3t")
+            extauth_backends(None, echo.port, "s3cr3t")
             + "---"
             + auth_config("far", f"http://app.test:{gw.http_port}", issuer, client_id="far-app")
             + "---"
@@ -94,7 +97,8 @@ def test_default_timeout_fails_the_login_and_1s_fixes_it(env: dict[str, Any]) ->
     assert "set-cookie" not in failed.headers
     assert client.get("/private").status_code == 302  # still not logged in
 
-    (env["folder"] / "settings.yaml").write_text(extauth_settings("1s"))
+    (env["folder"] / "settings.yaml").write_text(extauth_settings("1s", server=False))
+    gw.wait_status("Settings gw-system.default", "Accepted")
     wait_until(lambda: ext_authz_timeout(gw) == "1s", what="Envoy to get the 1s timeout")
     client = Agent(gw.url, f"app.test:{gw.http_port}")
     done = login_callback(env, client)

@@ -640,6 +640,10 @@ def test_validate_good_and_bad_folders(tmp_path: Path) -> None:
     assert rows[("(file)", "unreadable.yaml")].startswith("Unreadable\ninvalid YAML at line 2")
 
 
+#: The clusters of the Upstreams `gw up` declares for its extauth and rate-limit servers.
+UP_CLUSTERS = ["extauth_gw-system", "rate-limit_gw-system"]
+
+
 def test_translate_prints_what_the_files_produce(tmp_path: Path) -> None:
     home = tmp_path / "no-install"
     good = write_folder(tmp_path / "good", config(9000))
@@ -647,7 +651,8 @@ def test_translate_prints_what_the_files_produce(tmp_path: Path) -> None:
         ok(gwctl(home, "translate", "-f", str(good), "--to", "reports,proxy,xds", "-o", "json"))
     )
     assert sorted(data) == ["proxy", "reports", "xds"]
-    assert [c["name"] for c in data["xds"]["clusters"]] == ["echo_gw-system"]
+    # As gw up translates: with the Upstreams it declares for its own servers.
+    assert [c["name"] for c in data["xds"]["clusters"]] == ["echo_gw-system", *UP_CLUSTERS]
     assert data["proxy"]["name"] == "gateway-proxy"
     assert {s["name"]: s["state"] for s in data["reports"]["statuses"]} == {
         "echo": "Accepted",
@@ -661,7 +666,8 @@ def test_translate_prints_what_the_files_produce(tmp_path: Path) -> None:
     failed = gwctl(home, "translate", "-f", str(bad), "--to", "xds")
     assert failed.returncode == 1
     assert [c["name"] for c in yaml.safe_load(failed.stdout)["xds"]["clusters"]] == [
-        "echo_gw-system"
+        "echo_gw-system",
+        *UP_CLUSTERS,
     ]
     wrong = gwctl(home, "translate", "-f", str(good), "--to", "ir")
     assert wrong.returncode == 1 and "--to takes reports, proxy, xds, not ir" in wrong.stderr

@@ -14,12 +14,12 @@ import pytest
 from gw.translator import ir
 from gw.translator.envoy import build_xds
 from gw.translator.gateway import tls_parameters
-from tests.golden.test_golden import CASES, translate_case
+from tests.golden.test_golden import ALL_CASES, case_id, translate_case
 from tests.support.certs import make_cert
 from tests.support.envoy_validate import envoy_refusal
 
 
-@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+@pytest.mark.parametrize("case", ALL_CASES, ids=case_id)
 def test_envoy_accepts_the_golden_xds(case: Path, tmp_path: Path) -> None:
     _, result = translate_case(case, tmp_path)
     for role, xds in result.served.items():  # every proxy's, the default one first

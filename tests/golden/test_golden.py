@@ -2,6 +2,10 @@
 `cases/NAME.out.yaml` (what discovery generated, when it did; statuses, the Proxy IR, the
 xDS resources).
 
+Cases are translated as `gw controlplane --dir` translates a folder; those under
+`cases/up/` as `gw up` does, which also runs the extauth and rate-limit servers and declares
+them to the translator (on their default ports). Where a case sits is its only switch.
+
 A change to the generated Envoy config shows as a diff of these files. Regenerate with
 `pytest tests/golden --update-goldens` and review the diff.
 """
@@ -19,13 +23,27 @@ from gw.discovery import ServiceDiscovery, discover
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator.dump import proxy_to_data, ratelimit_to_data, xds_to_data
-from gw.translator.options import Options
+from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, Options
 from gw.translator.translation import Result, translate
 
 CASES = Path(__file__).parent / "cases"
+UP_CASES = CASES / "up"
+ALL_CASES = sorted(CASES.glob("*.in.yaml")) + sorted(UP_CASES.glob("*.in.yaml"))
 #: Goldens are translated as of this moment (2026-06-01 UTC), so certificate expiry is
 #: checked and the output never depends on the day the test runs.
 GOLDEN_NOW = 1_780_272_000.0
+
+
+def options_for(case: Path) -> Options:
+    """How the case is translated: as `gw up` does for cases under `cases/up/`."""
+    if case.parent == UP_CASES:
+        return Options(now=GOLDEN_NOW, extauth_server=UP_EXTAUTH, ratelimit_server=UP_RATELIMIT)
+    return Options(now=GOLDEN_NOW)
+
+
+def case_id(case: Path) -> str:
+    name = case.name[: -len(".in.yaml")]
+    return f"up/{name}" if case.parent == UP_CASES else name
 
 
 def translate_case(case: Path, tmp: Path) -> tuple[Snapshot, Result]:
@@ -35,7 +53,7 @@ def translate_case(case: Path, tmp: Path) -> tuple[Snapshot, Result]:
     stored = DirectoryStore(folder).scan()
     # The control plane's pipeline: store → discovery → translator.
     snapshot = ServiceDiscovery(Options().namespace)(stored)
-    return snapshot, translate(snapshot, Options(now=GOLDEN_NOW))
+    return snapshot, translate(snapshot, options_for(case))
 
 
 def golden_output(case: Path, tmp: Path) -> dict[str, Any]:
@@ -102,7 +120,7 @@ def _dump(data: dict[str, Any]) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=100)
 
 
-@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+@pytest.mark.parametrize("case", ALL_CASES, ids=case_id)
 def test_golden(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     out_path = case.with_name(case.name.replace(".in.yaml", ".out.yaml"))
     actual = _dump(golden_output(case, tmp_path))
@@ -114,6 +132,6 @@ def test_golden(case: Path, tmp_path: Path, request: pytest.FixtureRequest) -> N
 
 def test_error_cases_are_at_least_a_quarter() -> None:
     """STYLE.md §5.5: bad input is a first-class case."""
-    names = [p.name for p in CASES.glob("*.in.yaml")]
+    names = [p.name for p in ALL_CASES]
     errors = [n for n in names if any(w in n for w in ("-invalid-", "-missing-", "-conflict-"))]
     assert len(errors) * 4 >= len(names), f"only {len(errors)} of {len(names)} are error cases"

@@ -6,27 +6,34 @@ from __future__ import annotations
 import json
 
 
-def extauth_settings(request_timeout: str | None) -> str:
-    """Settings `extauth` (the default requestTimeout, 200ms, when `request_timeout` is None)."""
-    line = f"\n    requestTimeout: {request_timeout}" if request_timeout else ""
+def extauth_settings(request_timeout: str | None, *, server: bool = True) -> str:
+    """Settings `extauth` (the default requestTimeout, 200ms, when `request_timeout` is None);
+    without `server`, no `extauthzServerRef`: `gw up`'s own server stays named."""
+    lines = ["\n    extauthzServerRef: {name: extauth, namespace: gw-system}"] if server else []
+    lines += [f"\n    requestTimeout: {request_timeout}"] if request_timeout else []
     return f"""
 apiVersion: gw.vendor.io/v1
 kind: Settings
 metadata: {{name: default, namespace: gw-system}}
 spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}{line}
+  extauth:{"".join(lines) or " {}"}
 """
 
 
-def extauth_backends(extauth_port: int, app_port: int, client_secret: str) -> str:
-    """Upstreams `extauth` and `app`, and the OAuth secret `oauth`, all in gw-system."""
-    return f"""
+def extauth_backends(extauth_port: int | None, app_port: int, client_secret: str) -> str:
+    """Upstreams `extauth` and `app`, and the OAuth secret `oauth`, all in gw-system. With
+    `extauth_port` None there is no `extauth` Upstream: `gw up` declares its own server's."""
+    server = (
+        f"""
 apiVersion: gw.vendor.io/v1
 kind: Upstream
 metadata: {{name: extauth, namespace: gw-system}}
 spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {extauth_port}}}]}}}}
----
+---"""
+        if extauth_port is not None
+        else ""
+    )
+    return f"""{server}
 apiVersion: gw.vendor.io/v1
 kind: Upstream
 metadata: {{name: app, namespace: gw-system}}

@@ -1,5 +1,5 @@
-"""Real gw processes for end-to-end tests: `gw up` (control plane + Envoy) and echo
-upstreams, on free loopback ports, always stopped at the end."""
+"""Real gw processes for end-to-end tests: `gw up` (control plane + Envoy), `gw controlplane`
+alone, and echo upstreams, on free loopback ports, always stopped at the end."""
 
 from __future__ import annotations
 
@@ -55,6 +55,62 @@ class Process:
                 os.killpg(self.popen.pid, signal.SIGKILL)
                 self.popen.wait()
         self._log_file.close()
+
+
+class ControlPlane:
+    """`gw controlplane --dir FOLDER` on loopback, its ports kept across restarts (`start()`
+    again after a stop or a kill finds them again); `extra` arguments are added (for
+    instance `--xds-certs DIR`). Ready once it has translated the folder."""
+
+    def __init__(self, folder: Path, work: Path, *extra: str) -> None:
+        self.folder, self.work, self.extra = folder, work, extra
+        self.xds_port, self.debug_port, self.dev_port = free_port(), free_port(), free_port()
+        self.http_port, self.https_port = free_port(), free_port()
+        self.xds = f"127.0.0.1:{self.xds_port}"
+        self.starts = 0
+        self.process = self.start()
+
+    def start(self) -> Process:
+        env = gw_env(self.work / "home")
+        env["START_STATS_SERVER"] = "true"
+        self.starts += 1
+        self.process = Process(
+            gw_command(
+                "controlplane",
+                "--dir",
+                str(self.folder),
+                "--bind",
+                "127.0.0.1",
+                "--xds-port",
+                str(self.xds_port),
+                "--debug-port",
+                str(self.debug_port),
+                "--dev-port",
+                str(self.dev_port),
+                "--http-port",
+                str(self.http_port),
+                "--https-port",
+                str(self.https_port),
+                "--proxy-bind",
+                "127.0.0.1",
+                *self.extra,
+            ),  # fmt: skip
+            env,
+            self.work / f"controlplane-{self.starts}.log",
+        )
+        wait_until(self._ready, timeout=30, what="the control plane")
+        return self.process
+
+    def _ready(self) -> bool:
+        if not self.process.alive():
+            raise RuntimeError(f"the control plane exited:\n{self.process.output()}")
+        return bool(self.admin("/proxies")["translation"]["count"] > 0)
+
+    def admin(self, path: str) -> Any:
+        """A debug-server endpoint's data."""
+        response = httpx.get(f"http://127.0.0.1:{self.debug_port}{path}", timeout=5)
+        response.raise_for_status()
+        return response.json()["data"]
 
 
 class Echo:

@@ -296,6 +296,11 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
         if snapshot
         else []
     )
+    # What the install declared (gw up's own servers' Upstreams) can be referred to too.
+    inputs += [
+        {**_key_data(k), "source": "declared by gw up"}
+        for k in sorted(result.declared if result else ())
+    ]
     return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}
 
 

@@ -107,11 +107,13 @@ def translate_command(
 
 
 def run(path: Path) -> tuple[Snapshot, Result]:
-    from gw.translator.options import Options
+    from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, Options
     from gw.translator.translation import translate
 
     snapshot = load(path)
-    return snapshot, translate(snapshot, Options(now=time.time()))
+    # As `gw up` translates: with the extauth and rate-limit servers it runs.
+    options = Options(now=time.time(), extauth_server=UP_EXTAUTH, ratelimit_server=UP_RATELIMIT)
+    return snapshot, translate(snapshot, options)
 
 
 def load(path: Path) -> Snapshot:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gw.proxy.bootstrap import BootstrapOptions, bootstrap_json
+from gw.proxy.xds_tls import write_sds_files
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,8 @@ class EnvoySupervisor:
     async def run(self) -> None:
         """Keep Envoy running until `stop()`; restart it with back-off if it exits."""
         self._dir.mkdir(parents=True, exist_ok=True)
+        if self.options.bootstrap.xds_tls is not None:
+            write_sds_files(self.options.bootstrap.xds_tls)
         self.bootstrap_path.write_text(bootstrap_json(self.options.bootstrap))
         backoff = self.MIN_BACKOFF
         while not self._stopping:

@@ -1,4 +1,5 @@
-"""What the translator is told besides the resources: where the proxy listens and who it is.
+"""What the translator is told besides the resources: where the proxy listens, who it is,
+and which of gw's own servers the install runs.
 
 These come from the command line or the install (never from the environment inside the
 translator), so that the same snapshot and options always give the same output.
@@ -11,6 +12,14 @@ from dataclasses import dataclass
 from gw import defaults
 
 
+@dataclass(frozen=True, slots=True)
+class InstalledServer:
+    """Where a server the install runs listens (`gw up`: in its own process)."""
+
+    host: str
+    port: int
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Options:
     namespace: str = defaults.NAMESPACE
@@ -21,3 +30,14 @@ class Options:
     #: The time (Unix seconds) certificates are checked against; None skips expiry checks.
     #: Passed in, never read from a clock, so that translation stays a pure function.
     now: float | None = None
+    #: gw's own servers the install runs. Stage 1 declares each as an Upstream in
+    #: `namespace` (`extauth`, `rate-limit`: `gateway/install.py`) that the Settings name
+    #: unless they name another; None declares nothing (`gw controlplane`: the install
+    #: writes its own resources).
+    extauth_server: InstalledServer | None = None
+    ratelimit_server: InstalledServer | None = None
+
+
+#: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).
+UP_EXTAUTH = InstalledServer(defaults.LOOPBACK, defaults.EXTAUTH_PORT)
+UP_RATELIMIT = InstalledServer(defaults.LOOPBACK, defaults.RATELIMIT_PORT)

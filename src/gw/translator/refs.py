@@ -3,12 +3,13 @@
 Passes resolve references only through `Refs`, which records each edge (referrer, field,
 referent). After stage 1, `propagate_rejections` walks the edges once: a resource that
 refers to a rejected one is rejected too, with a finding naming the field and the
-referent. No feature carries its own propagation code.
+referent. No feature carries its own propagation code. A piece of building that should
+hand its edges back as a value resolves through a `scope()`, whose `edges` are its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -32,6 +33,12 @@ class Refs:
         self.edges: list[Edge] = []
         self._by_kind: dict[type[Resource], list[Resource]] = {}
 
+    def scope(self) -> Refs:
+        """Lookups over the same resources whose edges are recorded apart, in `edges`."""
+        scoped = Refs(self._resources, self._broken)
+        scoped._by_kind = self._by_kind
+        return scoped
+
     def resolve(
         self,
         kind: type[R],
@@ -49,6 +56,10 @@ class Refs:
         self.edges.append(Edge(referrer, field, key))
         found = self._resources.get(key)
         return found if isinstance(found, kind) else None
+
+    def add(self, edges: Iterable[Edge]) -> None:
+        """Record edges resolved elsewhere (through a `scope()`)."""
+        self.edges.extend(edges)
 
     def link(self, referrer: ResourceKey, field: str, referent: ResourceKey) -> None:
         """Record an edge found without a `ResourceRef` (e.g. a generated upstream)."""

@@ -2,7 +2,10 @@
 
 A pass takes `reports.of(key)` and records `error(field, message)` or
 `warning(field, message)`, where `field` is the manifest path of the offending field. Any
-error makes the resource `Rejected`; warnings alone make it `Warning`. The reason text
+error makes the resource `Rejected`; warnings alone make it `Warning`. A piece of building
+that should hand its findings back as a value (one VirtualService, see
+`gateway/hostcache.py`) records them in a `scope()` and returns its `findings()`, which
+`add()` merges in the order they were made. The reason text
 follows the established gateway's reporter (REFERENCE.md §2.2) so that scripts written for
 it keep working.
 """
@@ -25,6 +28,10 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}" if self.field else self.message
+
+
+#: Findings as a value: each resource's errors and warnings, in the order they were made.
+Findings = tuple[tuple[ResourceKey, tuple[Finding, ...], tuple[Finding, ...]], ...]
 
 
 @dataclass(slots=True)
@@ -67,8 +74,11 @@ class ResourceReport:
 class Reports:
     """All findings of one translation, keyed by resource."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: Reports | None = None) -> None:
         self._reports: dict[ResourceKey, ResourceReport] = {}
+        #: A scope's findings go to its own reports; whether a resource is rejected is
+        #: answered from both (see `scope`).
+        self._parent = parent
         # Statuses are immutable: resources with the same outcome share one object, which
         # keeps 10,000 accepted resources from costing 10,000 model constructions.
         self._shared: dict[tuple[State, str, tuple[str, ...]], Status] = {}
@@ -81,10 +91,35 @@ class Reports:
 
     def state(self, key: ResourceKey) -> State:
         report = self._reports.get(key)
-        return report.state if report else State.ACCEPTED
+        own = report.state if report else State.ACCEPTED
+        if self._parent is None or own is State.REJECTED:
+            return own
+        inherited = self._parent.state(key)
+        return inherited if own is State.ACCEPTED or inherited is State.REJECTED else own
 
     def rejected(self, key: ResourceKey) -> bool:
         return self.state(key) is State.REJECTED
+
+    def scope(self) -> Reports:
+        """Reports that record apart from these (hand them back with `findings()`) and see
+        what these hold when asked whether a resource is rejected."""
+        return Reports(parent=self)
+
+    def findings(self) -> Findings:
+        """What these reports recorded themselves (a scope's parent's findings excluded)."""
+        return tuple(
+            (key, tuple(report.errors), tuple(report.warnings))
+            for key, report in self._reports.items()
+        )
+
+    def add(self, findings: Findings) -> None:
+        """Record `findings` (from a scope), as if they had been recorded here."""
+        for key, errors, warnings in findings:
+            report = self.of(key)
+            for finding in errors:
+                report.error(finding.field, finding.message)
+            for finding in warnings:
+                report.warning(finding.field, finding.message)
 
     def items(self) -> Iterable[tuple[ResourceKey, ResourceReport]]:
         return sorted(self._reports.items())

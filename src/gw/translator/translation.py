@@ -20,8 +20,9 @@ from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
-from gw.translator.gateway import Contribution, build_proxy
+from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.passes import build_proxy
 from gw.translator.gateway.placement import PROXY_KIND
 from gw.translator.options import Options
 from gw.translator.refs import Edge
@@ -59,6 +60,9 @@ class Result:
     ratelimit: Xds = field(default_factory=lambda: Xds({}))
     #: The status of each Proxy (kept apart: Proxies are outputs, the store never sees them).
     proxy_statuses: Mapping[str, Status] = field(default_factory=dict)
+    #: Resources the install declared and translated like the user's (`gw up`'s own
+    #: servers' Upstreams); they have no status.
+    declared: frozenset[ResourceKey] = frozenset()
 
     @property
     def proxy(self) -> ir.Proxy:
@@ -78,11 +82,9 @@ def translate(
     *,
     cache: TranslationCache | None = None,
 ) -> Result:
-    reports = Reports()
     cache = cache or TranslationCache()
-    proxies, accepted, references, hosts = build_proxy(
-        snapshot, options, reports, previous or {}, cache.hosts
-    )
+    built = build_proxy(snapshot, options, previous or {}, cache.hosts)
+    proxies, reports = built.proxies, built.reports
     protos = VirtualHostProtos(cache.protos)
     served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
     landed = _landed(proxies)
@@ -90,15 +92,16 @@ def translate(
         proxies=proxies,
         served=served,
         reports=reports,
-        statuses=_statuses(snapshot, reports, accepted, landed),
-        accepted=accepted,
-        references=references,
-        cache=TranslationCache(hosts=hosts, protos=protos),
+        statuses=_statuses(snapshot, reports, built.accepted, landed),
+        accepted=built.accepted,
+        references=built.references,
+        cache=TranslationCache(hosts=built.cache, protos=protos),
         extauth=Xds(build_extauth_resources(proxies[0])),
         ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={
             p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
         },
+        declared=built.declared,
     )
 
 

@@ -13,7 +13,8 @@ from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator.options import Options
 from gw.translator.translation import Result, translate
-from tests.golden.test_golden import CASES, GOLDEN_NOW
+from tests.golden.test_golden import ALL_CASES, GOLDEN_NOW, case_id, options_for
+from tests.unit.translator.test_hosts import DELEGATING
 
 OPTIONS = Options(now=GOLDEN_NOW)
 
@@ -32,13 +33,14 @@ def same_output(one: Result, two: Result) -> None:
     assert one.references == two.references
 
 
-@pytest.mark.parametrize("case", sorted(CASES.glob("*.in.yaml")), ids=lambda p: p.name[:-8])
+@pytest.mark.parametrize("case", ALL_CASES, ids=case_id)
 def test_warm_cache_gives_the_cold_output(case: Path, tmp_path: Path) -> None:
     shutil.copy(case, tmp_path / case.name)
-    snapshot = ServiceDiscovery(OPTIONS.namespace)(DirectoryStore(tmp_path).scan())
-    cold = translate(snapshot, OPTIONS)
-    warm = translate(snapshot, OPTIONS, cold.accepted, cache=cold.cache)
-    same_output(translate(snapshot, OPTIONS, cold.accepted), warm)
+    options = options_for(case)
+    snapshot = ServiceDiscovery(options.namespace)(DirectoryStore(tmp_path).scan())
+    cold = translate(snapshot, options)
+    warm = translate(snapshot, options, cold.accepted, cache=cold.cache)
+    same_output(translate(snapshot, options, cold.accepted), warm)
 
 
 VS = """
@@ -110,3 +112,24 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
     (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
     third = translate(store.scan(), OPTIONS, second.accepted, cache=second.cache)
     assert host(third, "b") is not host(second, "b")
+
+
+def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:
+    """Building a host hands back its findings on the route tables too, so a host that
+    delegates is reused like any other, and the table's status stays what it was."""
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "shop.yaml").write_text(DELEGATING)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a2.test", target="up"))
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    shop = ResourceKey("VirtualService", "default", "shop")
+    table = ResourceKey("RouteTable", "default", "api")
+    assert first.cache.hosts is not None and second.cache.hosts is not None
+    assert second.cache.hosts.hosts[shop] is first.cache.hosts.hosts[shop]
+    assert [f.field for f in second.reports.of(table).warnings] == [
+        "spec.routes[0].matchers[0]",
+        "spec.routes[1].routeAction.single.upstream",
+    ]
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)

@@ -1,9 +1,11 @@
-"""Status reasons in the established reporter's text shape (REFERENCE.md §2.2)."""
+"""Status reasons in the established reporter's text shape (REFERENCE.md §2.2), and findings
+handed back as values from a scope."""
 
 from __future__ import annotations
 
+from gw.api import ResourceKey
 from gw.api.status import State
-from gw.translator.reports import ResourceReport
+from gw.translator.reports import Finding, Reports, ResourceReport
 
 
 def test_accepted_has_no_reason() -> None:
@@ -35,3 +37,24 @@ def test_only_warnings() -> None:
     report.warning("w", "two")
     assert report.state is State.WARNING
     assert report.reason() == "warning: \n  w: one\nw: two"
+
+
+def test_a_scope_records_apart_and_sees_its_parent() -> None:
+    """A scope's findings are handed back as a value; asked whether a resource is
+    rejected, it answers from its parent's findings too."""
+    parent = Reports()
+    option = ResourceKey("RouteOption", "default", "bad")
+    vs = ResourceKey("VirtualService", "default", "web")
+    parent.of(option).error("spec.options", "broken")
+    parent.of(vs).warning("metadata", "duplicate")
+    scope = parent.scope()
+    assert scope.rejected(option) and scope.state(vs) is State.WARNING
+    scope.of(vs).error("spec.virtualHost", "bad")
+    scope.of(vs).warning("metadata", "duplicate")
+    assert not parent.rejected(vs) and scope.rejected(vs)
+    assert scope.findings() == (
+        (vs, (Finding("spec.virtualHost", "bad"),), (Finding("metadata", "duplicate"),)),
+    )
+    parent.add(scope.findings())
+    assert parent.of(vs).errors == [Finding("spec.virtualHost", "bad")]
+    assert parent.of(vs).warnings == [Finding("metadata", "duplicate")]  # not twice

@@ -28,6 +28,8 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.wire import extauth_apikey, extauth_oidc, extauth_passthrough
+from gw.wire.extauth import AuthConfig, Check
 
 #: An HTTP auth server is addressed through its cluster; Envoy needs some URI all the same.
 HTTP_SERVER_URI = "http://not-used.example.com/"
@@ -42,7 +44,7 @@ class ExtAuthz:
             return None
         servers = sorted(
             {v.extauth_server for v in guarded if v.extauth_server is not None},
-            key=lambda s: s.cluster,
+            key=lambda s: s.cluster or "",
         )
         server = servers[0] if servers else None
         return hcm_pb2.HttpFilter(
@@ -76,7 +78,9 @@ class ExtAuthz:
 def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
     """The listener's ext_authz config; without a server it calls a cluster that does not
     exist, so that every guarded request is denied rather than let through."""
-    default = server.default if server else ir.AuthService(cluster=names.EXTAUTH_SERVER_MISSING)
+    default = (server.default if server else None) or ir.AuthService(
+        cluster=names.EXTAUTH_SERVER_MISSING
+    )
     out = ext_authz_pb2.ExtAuthz(
         transport_api_version=config_source_pb2.V3,
         failure_mode_allow=bool(server and server.failure_mode_allow),
@@ -169,3 +173,34 @@ def _regex(pattern: str) -> string_pb2.StringMatcher:
 
 def _duration(ms: int) -> duration_pb2.Duration:
     return duration_pb2.Duration(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
+
+
+#: Headers a client legitimately sends to hosts without extauth: never stripped (on a
+#: guarded route the server overwrites them).
+CLIENT_HEADERS = frozenset({"authorization", "cookie"})
+
+
+def server_headers(auth_configs: Iterable[AuthConfig]) -> tuple[str, ...]:
+    """The request headers the extauth server sets (replacing any a client sent) for these
+    AuthConfigs: an OIDC session's token and claim headers, an API key's metadata headers,
+    the user id header, what passthrough services overwrite. Listeners strip them from
+    every client request before routing, so that no upstream sees a forged copy."""
+    found: set[str] = set()
+    for config in auth_configs:
+        if config.user_id_header:
+            found.add(config.user_id_header)
+        for step in config.steps:
+            found.update(_set_by(step.check))
+    return tuple(sorted(h.lower() for h in found if h.lower() not in CLIENT_HEADERS))
+
+
+def _set_by(check: Check) -> Iterable[str]:
+    match check:
+        case extauth_oidc.OidcAuthorizationCode():
+            claims = (*check.identity_token_claims, *check.access_token_claims)
+            yield from (h for h in (check.id_token_header, check.access_token_header) if h)
+            yield from (c.header for c in claims if not c.append)
+        case extauth_apikey.ApiKeyAuth():
+            yield from (m.header for m in check.headers_from_metadata)
+        case extauth_passthrough.PassThroughAuth() if check.http is not None:
+            yield from check.http.allowed_upstream_headers_to_overwrite

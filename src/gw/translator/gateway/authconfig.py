@@ -26,7 +26,6 @@ from gw.translator.gateway import (
 )
 from gw.translator.gateway.authstep import Needs, StepContext
 from gw.translator.gateway.contribution import Contribution
-from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 from gw.wire import extauth, extauth_expr, extauth_jwt
@@ -84,9 +83,13 @@ KINDS: tuple[Kind, ...] = (
 
 
 def build_auth_configs(
-    snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
+    snapshot: Snapshot, settings: api.Settings | None, refs: Refs, reports: Reports
 ) -> dict[ResourceKey, Contribution]:
-    user_id_header = _user_id_header(snapshot, options)
+    """`settings`: the Settings read (their `extauth.userIdHeader`)."""
+    extauth = settings.spec.extauth if settings is not None else None
+    user_id_header = (
+        (extauth.user_id_header if extauth else None) or DEFAULT_USER_ID_HEADER
+    ).lower()
     out: dict[ResourceKey, Contribution] = {}
     for auth_config in snapshot.of_kind(api.AuthConfig):
         report = reports.of(auth_config.key)
@@ -194,11 +197,3 @@ def _check_expression(expr: str | None, names: set[str], report: ResourceReport)
         return
     for name in sorted(names - extauth_expr.referenced(tree)):
         report.warning("spec.booleanExpr", f"does not name config {name}: it never runs")
-
-
-def _user_id_header(snapshot: Snapshot, options: Options) -> str:
-    for settings in snapshot.of_kind(api.Settings):
-        meta = settings.metadata
-        if (meta.namespace, meta.name) == (options.namespace, "default") and settings.spec.extauth:
-            return (settings.spec.extauth.user_id_header or DEFAULT_USER_ID_HEADER).lower()
-    return DEFAULT_USER_ID_HEADER

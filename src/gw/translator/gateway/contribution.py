@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gw import api
 from gw.translator import ir
+from gw.translator.refs import Edge
+from gw.translator.reports import Findings
 from gw.wire import extauth, ratelimit
 
 if TYPE_CHECKING:
@@ -30,3 +33,16 @@ class Contribution:
     rate_limit_configs: tuple[ratelimit.RateLimitConfig, ...] = ()
     #: A Gateway's listener (the kind's whole contribution).
     gateways: tuple[GatewayListener, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltHost:
+    """What building one VirtualService produced, as values: its contribution (None when
+    it has no virtual host), its findings (on it and on the route tables it delegates to)
+    and the references it resolved. Merging them into a build is the same whether the
+    host was just built or is reused (`hostcache.py`)."""
+
+    vs: api.VirtualService
+    contribution: Contribution | None
+    findings: Findings
+    edges: tuple[Edge, ...]

@@ -1,9 +1,10 @@
 """Endpoints of EDS clusters, from the orchestrator's Endpoints and Pods (REFERENCE.md §3.4).
 
-Endpoints are live state, not configuration: they are filled in after the Proxy is
-assembled, from the current snapshot, for every cluster that selects a service port, even
-one kept from a rejected resource's last accepted version. Since the Cluster messages do not
-depend on them, an endpoint change reaches Envoy as an EDS update only.
+Endpoints are live state, not configuration: they are filled in while the Proxy is
+assembled (`proxies.assemble`), from the current snapshot, for every cluster that selects a
+service port, even one kept from a rejected resource's last accepted version. Since the
+Cluster messages do not depend on them, an endpoint change reaches Envoy as an EDS update
+only.
 
 For a service port:
 - the Endpoints object of the service's name gives the ready `addresses` of each subset
@@ -41,23 +42,19 @@ from gw.translator.reports import Reports, ResourceReport
 _Candidate = tuple[str, int, Pod | None]
 
 
-def attach_endpoints(proxy: ir.Proxy, snapshot: Snapshot, reports: Reports) -> ir.Proxy:
-    """The Proxy with every service-selecting cluster's endpoints filled in."""
-    if not any(c.service is not None for c in proxy.clusters):
-        return proxy
-    clusters = []
-    for cluster in proxy.clusters:
-        if cluster.service is not None:
-            source = cluster.source
-            report = (
-                reports.of(ResourceKey(source.kind, source.namespace, source.name))
-                if source.kind == api.Upstream.KIND
-                else None
-            )
-            found = service_endpoints(snapshot, cluster.service, report)
-            cluster = dataclasses.replace(cluster, endpoints=found)
-        clusters.append(cluster)
-    return dataclasses.replace(proxy, clusters=tuple(clusters))
+def with_endpoints(cluster: ir.Cluster, snapshot: Snapshot, reports: Reports) -> ir.Cluster:
+    """The cluster with the endpoints of the service port it selects (the same object when
+    it selects none); problems are warnings on the Upstream it comes from."""
+    if cluster.service is None:
+        return cluster
+    source = cluster.source
+    report = (
+        reports.of(ResourceKey(source.kind, source.namespace, source.name))
+        if source.kind == api.Upstream.KIND
+        else None
+    )
+    found = service_endpoints(snapshot, cluster.service, report)
+    return dataclasses.replace(cluster, endpoints=found)
 
 
 def service_endpoints(

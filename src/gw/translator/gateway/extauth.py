@@ -10,26 +10,25 @@
   that switches auth off on `/`, must still complete logins).
 - Settings `extauth.extauthzServerRef` names the server's Upstream; a host that uses
   extauth without it (or names a server `namedExtauth` lacks) is rejected (fail closed).
+  `SERVER` is this server's kind for `servers.py`, which does that for every server alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from gw import api
 from gw.api import ResourceKey
 from gw.api.extauth import ExtAuthExtension
-from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
 from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
-from gw.translator.options import Options
+from gw.translator.gateway.servers import ServerKind
 from gw.translator.refs import Refs
-from gw.translator.reports import Reports, ResourceReport
+from gw.translator.reports import ResourceReport
 
-SETTINGS_NAME = "default"
 SERVER_FIELD = "spec.extauth.extauthzServerRef"
-#: The cluster of a default server Settings do not name: requests sent there fail (403).
-MISSING_SERVER = "gw-extauth-server-missing"
 #: What the flow routes answer if a request ever got past the extauth server (it never
 #: lets callback or logout requests through; with `failureModeAllow` a down server would).
 FLOW_ROUTE_RESPONSE = ir.DirectResponse(
@@ -120,120 +119,126 @@ class ExtAuthResolver:
 
 
 def build_extauth_server(
-    snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
-) -> tuple[ir.ExtAuthServer | None, ResourceKey | None]:
-    """The servers Settings name, and the key of those Settings (None, None without)."""
-    for settings in snapshot.of_kind(api.Settings):
-        meta = settings.metadata
-        if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
-            continue
-        extauth, named_settings = settings.spec.extauth, settings.spec.named_extauth
-        if (extauth is None or extauth.extauthz_server_ref is None) and not named_settings:
-            return None, settings.key
-        report = reports.of(settings.key)
-        default = (
-            build_service(extauth, "spec.extauth", settings.key, refs, report)
-            if extauth is not None and extauth.extauthz_server_ref is not None
-            else None
-        )
-        named = build_named(named_settings, extauth, settings.key, refs, report)
-        status = extauth.status_on_error if extauth else None
-        if status is not None and status not in _ERROR_CODES:
-            report.error(
-                "spec.extauth.statusOnError",
-                f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
-            )
-            status = None
-        if extauth is not None and extauth.failure_mode_allow:
-            report.warning(
-                "spec.extauth.failureModeAllow",
-                "requests pass unauthenticated whenever the extauth server fails",
-            )
-        body = extauth.request_body if extauth else None
-        needs = envoy_needs(snapshot.of_kind(api.AuthConfig))
-        targets = {
-            e.custom_auth.name or None
-            for vs in snapshot.of_kind(api.VirtualService)
-            for _, e in _extauth_fields(vs)
-            if e.custom_auth is not None
-        }
-        headers, patterns = request_headers(needs.headers, targets, extauth, named_settings)
-        server = ir.ExtAuthServer(
-            cluster=default.cluster if default else MISSING_SERVER,
-            timeout_ms=default.timeout_ms if default else 200,
-            http=default.http if default else None,
-            authority=default.authority if default else None,
-            failure_mode_allow=bool(extauth and extauth.failure_mode_allow),
-            status_on_error=status,
-            max_request_bytes=(body.max_request_bytes or 4096) if body else None,
-            allow_partial_message=bool(body and body.allow_partial_message),
-            pack_as_bytes=bool(body and body.pack_as_bytes),
-            clear_route_cache=bool(extauth and extauth.clear_route_cache),
-            stat_prefix=extauth.stat_prefix if extauth else None,
-            request_headers=headers,
-            request_header_patterns=patterns,
-            metadata_namespaces=needs.metadata,
-            named=named,
-        )
-        return server, settings.key
-    return None, None
-
-
-def check_extauth_server(
-    snapshot: Snapshot,
-    server: ir.ExtAuthServer | None,
-    settings: ResourceKey | None,
-    refs: Refs,
-    reports: Reports,
-) -> None:
-    """Reject virtual services that use a server Settings do not name, and tie the others
-    to the Settings (rejected Settings reject them too)."""
-    where = (
-        f"Settings {settings.namespace}.{settings.name}"
-        if settings
-        else "the Settings resource (gw-system.default)"
+    settings: api.Settings, refs: Refs, report: ResourceReport
+) -> ir.ExtAuthServer | None:
+    """The servers the Settings' `extauth` and `namedExtauth` name (None without either);
+    `cluster` None when only named ones are."""
+    extauth, named_settings = settings.spec.extauth, settings.spec.named_extauth
+    if (extauth is None or extauth.extauthz_server_ref is None) and not named_settings:
+        return None
+    default = (
+        build_service(extauth, "spec.extauth", settings.key, refs, report)
+        if extauth is not None and extauth.extauthz_server_ref is not None
+        else None
     )
+    named = build_named(named_settings, extauth, settings.key, refs, report)
+    status = extauth.status_on_error if extauth else None
+    if status is not None and status not in _ERROR_CODES:
+        report.error(
+            "spec.extauth.statusOnError",
+            f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
+        )
+        status = None
+    if extauth is not None and extauth.failure_mode_allow:
+        report.warning(
+            "spec.extauth.failureModeAllow",
+            "requests pass unauthenticated whenever the extauth server fails",
+        )
+    body = extauth.request_body if extauth else None
+    needs = envoy_needs(refs.of_kind(api.AuthConfig))
+    targets = {
+        e.custom_auth.name or None
+        for vs in refs.of_kind(api.VirtualService)
+        for _, e in _extauth_options(vs)
+        if e.custom_auth is not None
+    }
+    headers, patterns = request_headers(needs.headers, targets, extauth, named_settings)
+    return ir.ExtAuthServer(
+        cluster=default.cluster if default else None,
+        timeout_ms=default.timeout_ms if default else 200,
+        http=default.http if default else None,
+        authority=default.authority if default else None,
+        failure_mode_allow=bool(extauth and extauth.failure_mode_allow),
+        status_on_error=status,
+        max_request_bytes=(body.max_request_bytes or 4096) if body else None,
+        allow_partial_message=bool(body and body.allow_partial_message),
+        pack_as_bytes=bool(body and body.pack_as_bytes),
+        clear_route_cache=bool(extauth and extauth.clear_route_cache),
+        stat_prefix=extauth.stat_prefix if extauth else None,
+        request_headers=headers,
+        request_header_patterns=patterns,
+        metadata_namespaces=needs.metadata,
+        named=named,
+    )
+
+
+def attach_extauth_server(vhost: ir.VirtualHost, server: ir.ExtAuthServer | None) -> ir.VirtualHost:
+    if not vhost.uses_extauth or vhost.extauth_server == server:
+        return vhost
+    return dataclasses.replace(vhost, extauth_server=server)
+
+
+def grpc_clusters(server: ir.ExtAuthServer) -> frozenset[str]:
+    """The clusters of the servers that speak gRPC (HTTP/2 whatever their Upstream says)."""
+    services = [server.default, *(s for _, s in server.named)]
+    return frozenset(s.cluster for s in services if s is not None and s.http is None)
+
+
+def _default_server_fields(vs: api.VirtualService) -> list[str]:
+    """Fields of `vs` that send requests to Settings' `extauth` server (gw's extauth
+    server for `configRef`, or a custom one for `customAuth` without a name)."""
+    return [
+        field
+        for field, e in _extauth_options(vs)
+        if e.config_ref is not None or (e.custom_auth is not None and not e.custom_auth.name)
+    ]
+
+
+def _other_uses(
+    vs: api.VirtualService, server: ir.ExtAuthServer | None
+) -> list[tuple[str, str | None]]:
+    """Fields of `vs` that use a named server (or use the default one in a way it cannot
+    serve), each with what is wrong (None: nothing)."""
     named = dict(server.named) if server else {}
-    for vs in snapshot.of_kind(api.VirtualService):
-        for field, extension in _extauth_fields(vs):
-            custom = extension.custom_auth
-            problem = None
-            if custom is not None and custom.name:
-                if custom.name not in named:
-                    known = ", ".join(sorted(named)) or "none"
-                    problem = (
-                        f"no auth server named {custom.name}: add it to spec.namedExtauth in "
-                        f"{where} (named there: {known})"
-                    )
-            elif server is None or server.cluster == MISSING_SERVER:
-                problem = f"no extauth server reference configured: set {SERVER_FIELD} in {where}"
-            elif extension.config_ref is not None and server.http is not None:
-                problem = (
-                    f"spec.extauth in {where} uses httpService: gw's extauth server, which "
-                    "runs AuthConfigs, speaks gRPC (use customAuth for an HTTP server)"
+    out: list[tuple[str, str | None]] = []
+    for field, e in _extauth_options(vs):
+        if e.custom_auth is not None and e.custom_auth.name:
+            name = e.custom_auth.name
+            known = ", ".join(sorted(named)) or "none"
+            out.append(
+                (
+                    field,
+                    None
+                    if name in named
+                    else (
+                        f"no auth server named {name}: add it to spec.namedExtauth (named there: "
+                        f"{known})"
+                    ),
                 )
-            if problem is not None:
-                reports.of(vs.key).error(field, problem)
-            elif settings is not None:
-                refs.link(vs.key, field, settings)
+            )
+        elif e.config_ref is not None and server is not None and server.http is not None:
+            out.append(
+                (
+                    field,
+                    "spec.extauth uses httpService: gw's extauth server, which runs "
+                    "AuthConfigs, speaks gRPC (use customAuth for an HTTP server)",
+                )
+            )
+    return out
 
 
-def _extauth_fields(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:
-    """The `extauth` options of `vs` that send requests to an auth server."""
+def _extauth_options(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:
+    """The `extauth` options of `vs` that send requests to an auth server, by field."""
     vhost = vs.spec.virtual_host
     if vhost is None:
         return []
-    out = []
     options = [
         ("spec.virtualHost.options.extauth", vhost.options.extauth if vhost.options else None)
     ]
     for i, route in enumerate(vhost.routes):
-        options.append(
-            (
-                f"spec.virtualHost.routes[{i}].options.extauth",
-                route.options.extauth if route.options else None,
-            )
-        )
+        extension = route.options.extauth if route.options else None
+        options.append((f"spec.virtualHost.routes[{i}].options.extauth", extension))
+    out = []
     for field, extension in options:
         if extension is None:
             continue
@@ -242,3 +247,14 @@ def _extauth_fields(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]
         elif extension.custom_auth is not None:
             out.append((f"{field}.customAuth", extension))
     return out
+
+
+SERVER = ServerKind(
+    field=SERVER_FIELD,
+    missing="no extauth server reference configured",
+    build=build_extauth_server,
+    needs=_default_server_fields,
+    attach=attach_extauth_server,
+    more=_other_uses,
+    grpc_clusters=grpc_clusters,
+)

@@ -6,8 +6,7 @@ service), or over HTTP with `httpService`. A named server is reached through the
 filter as the default one (the route names its service), so the filter-wide settings
 (`failureModeAllow`, `statusOnError`, `requestBody`, `clearRouteCache`, `statPrefix`,
 `userIdHeader`) are the default's: a named server that sets them differently is refused by
-name. A gRPC server's Upstream must speak HTTP/2: the default server's cluster is made so,
-a named server's Upstream must say `useHttp2: true`.
+name. A gRPC server's cluster speaks HTTP/2, whatever its Upstream says (`servers.py`).
 """
 
 from __future__ import annotations
@@ -42,11 +41,8 @@ def build_service(
     key: ResourceKey,
     refs: Refs,
     report: ResourceReport,
-    *,
-    named: bool = False,
 ) -> ir.AuthService | None:
-    """The server `settings` (at `field` of Settings `key`) describe, or None (reported).
-    A `named` gRPC server's Upstream must say `useHttp2`."""
+    """The server `settings` (at `field` of Settings `key`) describe, or None (reported)."""
     ref = settings.extauthz_server_ref
     if ref is None:
         report.error(f"{field}.extauthzServerRef", "required: the Upstream of the auth server")
@@ -62,12 +58,6 @@ def build_service(
     if settings.http_service is not None and settings.grpc_service is not None:
         report.error(field, "set either httpService or grpcService, not both")
     http = _http(settings.http_service, f"{field}.httpService", report)
-    if named and http is None and upstream is not None and not upstream.spec.use_http2:
-        report.error(
-            f"{field}.extauthzServerRef",
-            f"the server speaks gRPC: set useHttp2: true on Upstream {target.namespace}."
-            f"{target.name} (or use httpService)",
-        )
     return ir.AuthService(
         cluster=cluster_name(target.name, target.namespace),
         timeout_ms=max(1, int(duration_ms(settings.request_timeout))),
@@ -94,7 +84,7 @@ def build_named(
                     f"{camel} is not supported on a named server: the one Envoy filter uses "
                     "the value of spec.extauth",
                 )
-        service = build_service(settings, field, key, refs, report, named=True)
+        service = build_service(settings, field, key, refs, report)
         if service is not None:
             out.append((name, service))
     return tuple(out)

@@ -9,7 +9,7 @@ same way without code here.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gw import api
 from gw.api import ResourceKey
@@ -22,6 +22,7 @@ from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
 M = TypeVar("M", bound=Model)
+Merged = TypeVar("Merged", VirtualHostOptions, RouteOptions)
 OptionKind = TypeVar("OptionKind", api.VirtualHostOption, api.RouteOption)
 
 _MISSING: dict[type[api.Resource], str] = {
@@ -48,8 +49,9 @@ def merge_over(high: M | None, low: M | None) -> M | None:
     return high.model_copy(update=update) if update else high
 
 
-def virtual_host_options(
-    inline: VirtualHostOptions | None,
+def merge_option_refs(
+    inline: Merged | None,
+    kind: type[api.VirtualHostOption] | type[api.RouteOption],
     config_refs: OptionsConfigRefs | None,
     *,
     referrer: ResourceKey,
@@ -57,26 +59,11 @@ def virtual_host_options(
     refs: Refs,
     reports: Reports,
     report: ResourceReport,
-) -> VirtualHostOptions | None:
+) -> Merged | None:
+    """The inline options completed by the `kind` resources `config_refs` name, in their
+    order (a field set earlier wins); rejected ones are left out."""
     merged = inline
-    found_all = _resolve(api.VirtualHostOption, config_refs, referrer, field, refs, report)
-    for found in (f for f in found_all if not reports.rejected(f.key)):
-        merged = merge_over(merged, found.spec.options)
-    return merged
-
-
-def route_options(
-    inline: RouteOptions | None,
-    config_refs: OptionsConfigRefs | None,
-    *,
-    referrer: ResourceKey,
-    field: str,
-    refs: Refs,
-    reports: Reports,
-    report: ResourceReport,
-) -> RouteOptions | None:
-    merged = inline
-    found_all = _resolve(api.RouteOption, config_refs, referrer, field, refs, report)
+    found_all: list[Any] = _resolve(kind, config_refs, referrer, field, refs, report)
     for found in (f for f in found_all if not reports.rejected(f.key)):
         merged = merge_over(merged, found.spec.options)
     return merged

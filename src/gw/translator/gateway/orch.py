@@ -1,7 +1,7 @@
 """Orchestrator services as destinations: `orch` Upstreams and `routeAction.single.orch`.
 
 Both become EDS clusters that select one service port (`ir.ServiceSelection`); their
-endpoints are filled in by `endpoints.attach_endpoints` from the current Endpoints and Pods.
+endpoints are filled in by `endpoints.with_endpoints` from the current Endpoints and Pods.
 
 - An Upstream's `spec.orch` names the service and its port. A service that does not exist
   (yet) is a warning: the cluster is served without endpoints and answers 503 until it

@@ -1,4 +1,10 @@
-"""The placed virtual hosts → one Proxy per proxy name, each with only its gateways.
+"""The accepted contributions → one Proxy per proxy name, each with only its gateways.
+
+`assemble` puts every contribution served together, as one Proxy without listeners: each
+cluster and secret once, the AuthConfigs and RateLimitConfigs, and the live parts attached
+in this one place: gw's own servers on the hosts that call them (`servers.py`) and the
+endpoints of the clusters that select a service port (`endpoints.py`). `build_proxies` then
+splits it by proxy name.
 
 The proxy `Options.proxy_name` (`gateway-proxy`, the deployment `gw up` and the install
 run) always exists, with no listeners when no gateway names it, so that its Envoys stay up
@@ -14,11 +20,67 @@ the cluster rather than leaving a proxy without it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
+from gw.api import ResourceKey
+from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.endpoints import with_endpoints
 from gw.translator.gateway.gateways import GatewayListener
+from gw.translator.gateway.servers import Servers
+from gw.translator.options import Options
+from gw.translator.reports import Reports
+from gw.wire import extauth, ratelimit
+
+
+def assemble(
+    accepted: Mapping[ResourceKey, Contribution],
+    fresh: Set[ResourceKey],
+    servers: Servers,
+    snapshot: Snapshot,
+    options: Options,
+    reports: Reports,
+) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
+    """Every cluster, secret and config of the chosen contributions (as one Proxy without
+    listeners, named as the default proxy), and the virtual hosts by the listener role
+    they are placed on.
+
+    A secret used both by a fresh contribution and by a rejected resource's last accepted
+    one is served as it is now (the fresh ones come first), so a rotation reaches every
+    virtual host that uses the secret."""
+    by_role: dict[ListenerRole, list[ir.VirtualHost]] = defaultdict(list)
+    clusters: dict[str, ir.Cluster] = {}
+    secrets: dict[str, ir.TlsSecret] = {}
+    auth_configs: list[extauth.AuthConfig] = []
+    rate_limit_configs: list[ratelimit.RateLimitConfig] = []
+    for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
+        for role, vhost in contribution.virtual_hosts:
+            by_role[role].append(servers.attach(vhost))
+        for cluster in contribution.clusters:
+            clusters.setdefault(cluster.name, cluster)
+        for secret in contribution.secrets:
+            secrets.setdefault(secret.name, secret)
+        auth_configs.extend(contribution.auth_configs)
+        rate_limit_configs.extend(contribution.rate_limit_configs)
+    grpc = servers.clusters()
+    served = []
+    for name in sorted(clusters):
+        cluster = with_endpoints(clusters[name], snapshot, reports)
+        if name in grpc and not cluster.http2:
+            cluster = dataclasses.replace(cluster, http2=True)
+        served.append(cluster)
+    whole = ir.Proxy(
+        name=options.proxy_name,
+        namespace=options.namespace,
+        clusters=tuple(served),
+        secrets=tuple(secrets[name] for name in sorted(secrets)),
+        auth_configs=tuple(sorted(auth_configs, key=lambda a: a.config_id)),
+        rate_limit_configs=tuple(sorted(rate_limit_configs, key=lambda c: c.config_id)),
+    )
+    return whole, by_role
 
 
 def build_proxies(
@@ -69,6 +131,8 @@ def _listeners(
                     port=g.port,
                     virtual_hosts=tuple(sorted(vhosts, key=lambda v: v.name)),
                     gateway=g.source,
+                    http=g.http,
+                    options=g.options,
                 )
             )
     return tuple(out)

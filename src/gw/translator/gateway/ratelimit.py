@@ -7,28 +7,25 @@
   limit keeps the host's global ones), as Envoy's most specific per-route config wins.
 - Settings `ratelimitServer.ratelimitServerRef` names the server's Upstream; a host that
   uses RateLimitConfigs without it is rejected (fail closed: no silent "unlimited").
+  `SERVER` is this server's kind for `servers.py`, which does that for every server alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 from gw import api
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
-from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.ratelimitconfig import compile_config
+from gw.translator.gateway.servers import ServerKind
 from gw.translator.gateway.upstreams import cluster_name
-from gw.translator.options import Options
 from gw.translator.refs import Refs
-from gw.translator.reports import Reports, ResourceReport
+from gw.translator.reports import ResourceReport
 
-SETTINGS_NAME = "default"
 SERVER_FIELD = "spec.ratelimitServer.ratelimitServerRef"
 #: Envoy refuses a token bucket that refills faster than this.
 MIN_FILL_INTERVAL_MS = 50
@@ -116,97 +113,43 @@ def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.Loca
 
 
 def build_ratelimit_server(
-    snapshot: Snapshot, options: Options, refs: Refs, reports: Reports
-) -> tuple[ir.RateLimitServer | None, ResourceKey | None]:
-    """The server Settings name, and the key of those Settings (None, None without)."""
-    for settings in snapshot.of_kind(api.Settings):
-        meta = settings.metadata
-        if (meta.namespace, meta.name) != (options.namespace, SETTINGS_NAME):
-            continue
-        server = settings.spec.ratelimit_server
-        if server is None:
-            return None, settings.key
-        report = reports.of(settings.key)
-        if server.grpc_service is not None:
-            report.error(
-                "spec.ratelimitServer.grpcService",
-                "grpcService is not supported by this gw build: name the server's Upstream "
-                "in ratelimitServerRef",
-            )
-        cluster = None
-        ref = server.ratelimit_server_ref
-        if ref is not None:
-            key = refs.key(api.Upstream, ref, settings.key)
-            if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
-                report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
-            cluster = cluster_name(key.name, key.namespace)
-        built = ir.RateLimitServer(
-            cluster=cluster,
-            timeout_ms=max(1, int(duration_ms(server.request_timeout))),
-            deny_on_fail=server.deny_on_fail,
-            x_ratelimit_headers=server.enable_x_ratelimit_headers,
-            before_auth=server.rate_limit_before_auth,
+    settings: api.Settings, refs: Refs, report: ResourceReport
+) -> ir.RateLimitServer | None:
+    """The server the Settings' `ratelimitServer` block names (None without one; without
+    `ratelimitServerRef` it has no cluster, and serves local limits' headers only)."""
+    server = settings.spec.ratelimit_server
+    if server is None:
+        return None
+    if server.grpc_service is not None:
+        report.error(
+            "spec.ratelimitServer.grpcService",
+            "grpcService is not supported by this gw build: name the server's Upstream "
+            "in ratelimitServerRef",
         )
-        return built, settings.key
-    return None, None
+    cluster = None
+    ref = server.ratelimit_server_ref
+    if ref is not None:
+        key = refs.key(api.Upstream, ref, settings.key)
+        if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
+            report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
+        cluster = cluster_name(key.name, key.namespace)
+    return ir.RateLimitServer(
+        cluster=cluster,
+        timeout_ms=max(1, int(duration_ms(server.request_timeout))),
+        deny_on_fail=server.deny_on_fail,
+        x_ratelimit_headers=server.enable_x_ratelimit_headers,
+        before_auth=server.rate_limit_before_auth,
+    )
 
 
-def check_ratelimit_server(
-    snapshot: Snapshot,
-    server: ir.RateLimitServer | None,
-    settings: ResourceKey | None,
-    refs: Refs,
-    reports: Reports,
-) -> None:
-    """Reject virtual services that use RateLimitConfigs when no server is configured, and
-    tie the others to the Settings (rejected Settings reject them too)."""
-    for vs in snapshot.of_kind(api.VirtualService):
-        key = vs.key
-        for field in _global_fields(vs):
-            if server is None or server.cluster is None:
-                where = (
-                    f"Settings {settings.namespace}.{settings.name}"
-                    if settings
-                    else "the Settings resource (gw-system.default)"
-                )
-                reports.of(key).error(
-                    field,
-                    f"no rate limit server configured: set {SERVER_FIELD} in {where}",
-                )
-            elif settings is not None:
-                refs.link(key, field, settings)
-
-
-def attach_rate_limits(
-    proxy: ir.Proxy,
-    accepted: Mapping[ResourceKey, Contribution],
-    server: ir.RateLimitServer | None,
-) -> ir.Proxy:
-    """The Proxy with the served RateLimitConfigs, and the server (from Settings) on every
-    host with limits; the server's cluster speaks gRPC, so it is HTTP/2."""
-    configs = sorted(
-        (c for contribution in accepted.values() for c in contribution.rate_limit_configs),
-        key=lambda c: c.config_id,
-    )
-    listeners = tuple(
-        dataclasses.replace(
-            listener,
-            virtual_hosts=tuple(
-                dataclasses.replace(v, ratelimit_server=server) if _limited(v) else v
-                for v in listener.virtual_hosts
-            ),
-        )
-        for listener in proxy.listeners
-    )
-    clusters = tuple(
-        dataclasses.replace(c, http2=True)
-        if server is not None and c.name == server.cluster and not c.http2
-        else c
-        for c in proxy.clusters
-    )
-    return dataclasses.replace(
-        proxy, listeners=listeners, clusters=clusters, rate_limit_configs=tuple(configs)
-    )
+def attach_ratelimit_server(
+    vhost: ir.VirtualHost, server: ir.RateLimitServer | None
+) -> ir.VirtualHost:
+    """Every host with limits gets the server's settings, local limits included (they
+    read `x_ratelimit_headers`)."""
+    if not _limited(vhost) or vhost.ratelimit_server == server:
+        return vhost
+    return dataclasses.replace(vhost, ratelimit_server=server)
 
 
 def _global_fields(vs: api.VirtualService) -> list[str]:
@@ -231,3 +174,12 @@ def _global_fields(vs: api.VirtualService) -> list[str]:
 
 def _limited(vhost: ir.VirtualHost) -> bool:
     return vhost.ratelimit is not None or any(r.ratelimit is not None for r in vhost.routes)
+
+
+SERVER = ServerKind(
+    field=SERVER_FIELD,
+    missing="no rate limit server configured",
+    build=build_ratelimit_server,
+    needs=_global_fields,
+    attach=attach_ratelimit_server,
+)

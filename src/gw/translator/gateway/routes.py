@@ -15,12 +15,13 @@ from gw.api import ResourceRef
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.matchers import build_match
-from gw.translator.gateway.optionrefs import merge_over, route_options
+from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
@@ -85,8 +86,9 @@ class RouteBuilder:
 
     def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
         field = f"{self.prefix}[{index}]"
-        own = route_options(
+        own = merge_option_refs(
             route.options,
+            api.RouteOption,
             route.options_config_refs,
             referrer=self.owner,
             field=f"{field}.optionsConfigRefs",
@@ -282,10 +284,14 @@ class RouteBuilder:
         found = self.refs.resolve(
             api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
         )
+        cluster = cluster_name(key.name, key.namespace)
+        if (reserved := reserved_cluster_problem(cluster)) is not None:
+            self.report.error(f"{field}.upstream", reserved)
+            return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
                 f"{field}.upstream",
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+        return ir.WeightedCluster(cluster=cluster)

@@ -15,6 +15,7 @@ from gw.api import ResourceKey, Upstream
 from gw.api.duration import duration_ms
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.orch import build_orch_selection
 from gw.translator.gateway.upstream_tls import build_upstream_tls
@@ -46,6 +47,9 @@ def build_cluster(
     """The upstream's cluster and the secrets its TLS needs, or None after an error."""
     spec = upstream.spec
     meta = upstream.metadata
+    if (reserved := reserved_cluster_problem(cluster_name(meta.name, meta.namespace))) is not None:
+        report.error("metadata.name", reserved)
+        return None
     kinds = [k for k in ("static", "orch") if getattr(spec, k) is not None]
     if len(kinds) != 1:
         found = " and ".join(kinds) if kinds else "neither"

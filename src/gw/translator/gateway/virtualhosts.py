@@ -10,18 +10,17 @@ from gw.api import ResourceKey
 from gw.api.virtualservice import VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.contribution import BuiltHost, Contribution, ListenerRole
 from gw.translator.gateway.cors import build_cors
+from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
-from gw.translator.gateway.hostcache import BuiltHost, HostCache, cacheable, world_of
 from gw.translator.gateway.jwt import build_jwt, provider_name
-from gw.translator.gateway.optionrefs import check_option_resources, virtual_host_options
+from gw.translator.gateway.optionrefs import merge_option_refs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_staged_transformations
-from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -35,90 +34,51 @@ def vhost_name(namespace: str, name: str) -> str:
     return f"{namespace}_{name}"
 
 
-def build_virtual_services(
+def build_host(
+    vs: api.VirtualService,
     snapshot: Snapshot,
+    options: Options,
     refs: Refs,
     reports: Reports,
-    options: Options,
     *,
     require_rbac: bool = False,
-    cache: HostCache | None = None,
-) -> tuple[dict[ResourceKey, Contribution], HostCache]:
-    """`require_rbac` (Settings `rbac.requireRbac`): a host without policies denies all.
-    `cache` (from the previous translation) lets unchanged hosts skip rebuilding."""
-    out: dict[ResourceKey, Contribution] = {}
-    world = world_of(snapshot, options, require_rbac)
-    reusable = cache.reusable(world) if cache is not None else {}
-    built_hosts: dict[ResourceKey, BuiltHost] = {}
-    check_upstream_groups(refs, reports)
-    check_option_resources(refs, reports)
-    for table in snapshot.of_kind(api.RouteTable):
-        reports.of(table.key)  # Accepted unless a delegating route finds something wrong
-    for vs in snapshot.of_kind(api.VirtualService):
-        report = reports.of(vs.key)
-        prior = reusable.get(vs.key)
-        if prior is not None and prior.vs is vs:
-            built = _replay(prior, report, refs)
-            built_hosts[vs.key] = prior
-        else:
-            built = _build_recorded(vs, refs, reports, require_rbac, built_hosts)
-        if built is None:
-            continue
-        if vs.spec.ssl_config is None:
-            out[vs.key] = Contribution(virtual_hosts=(("http", built),))
-            continue
-        tls = build_tls(vs, built.domains, snapshot, refs, report, options.now)
-        if tls is not None:
-            termination, secret = tls
-            domains = with_ports(built.domains, options.https_port)
-            vhost = dataclasses.replace(built, domains=domains, tls=termination)
-            out[vs.key] = Contribution(virtual_hosts=(("https", vhost),), secrets=(secret,))
-    for key, contribution in out.items():
-        ((role, vhost),) = contribution.virtual_hosts
-        if role != "http":
-            continue
-        known = built_hosts.get(key)
-        if known is not None and known.vhost is vhost and known.contribution is not None:
-            out[key] = known.contribution
-            continue
-        served = dataclasses.replace(vhost, domains=with_ports(vhost.domains, options.http_port))
-        out[key] = Contribution(virtual_hosts=(("http", served),))
-        if known is not None and cacheable(known.vs):
-            built_hosts[key] = dataclasses.replace(known, contribution=out[key])
-    return out, HostCache(world=world, hosts=built_hosts)
+) -> BuiltHost:
+    """One VirtualService's contribution, with its findings and the references it resolved
+    handed back as values: `refs` and `reports` are only read (whether a resource it uses
+    is rejected). `require_rbac` (Settings `rbac.requireRbac`): a host without policies
+    denies all."""
+    scoped_refs, scoped = refs.scope(), reports.scope()
+    contribution = _contribution(vs, snapshot, options, scoped_refs, scoped, require_rbac)
+    return BuiltHost(
+        vs=vs,
+        contribution=contribution,
+        findings=scoped.findings(),
+        edges=tuple(scoped_refs.edges),
+    )
 
 
-def _build_recorded(
+def _contribution(
     vs: api.VirtualService,
+    snapshot: Snapshot,
+    options: Options,
     refs: Refs,
     reports: Reports,
     require_rbac: bool,
-    built_hosts: dict[ResourceKey, BuiltHost],
-) -> ir.VirtualHost | None:
-    """Build one host, recording what it produced so that the next translation can
-    reuse it (only hosts whose output depends on nothing but the cache key)."""
-    report = reports.of(vs.key)
-    errors, warnings, edges = len(report.errors), len(report.warnings), len(refs.edges)
+) -> Contribution | None:
+    """The host on the built-in listener it belongs to: `http`, or `https` with its TLS."""
     built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
-    if cacheable(vs):
-        built_hosts[vs.key] = BuiltHost(
-            vs=vs,
-            vhost=built,
-            contribution=None,
-            errors=tuple(report.errors[errors:]),
-            warnings=tuple(report.warnings[warnings:]),
-            edges=tuple(refs.edges[edges:]),
-        )
-    return built
-
-
-def _replay(prior: BuiltHost, report: ResourceReport, refs: Refs) -> ir.VirtualHost | None:
-    for finding in prior.errors:
-        report.error(finding.field, finding.message)
-    for finding in prior.warnings:
-        report.warning(finding.field, finding.message)
-    refs.edges.extend(prior.edges)
-    return prior.vhost
+    if built is None:
+        return None
+    if vs.spec.ssl_config is None:
+        served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
+        return Contribution(virtual_hosts=((HTTP, served),))
+    tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), options.now)
+    if tls is None:
+        return None
+    termination, secret = tls
+    domains = with_ports(built.domains, options.https_port)
+    vhost = dataclasses.replace(built, domains=domains, tls=termination)
+    return Contribution(virtual_hosts=((HTTPS, vhost),), secrets=(secret,))
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
@@ -156,8 +116,9 @@ def build_virtual_host(
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
     options = (
-        virtual_host_options(
+        merge_option_refs(
             vhost.options,
+            api.VirtualHostOption,
             vhost.options_config_refs,
             referrer=vs.key,
             field="spec.virtualHost.optionsConfigRefs",

@@ -8,7 +8,8 @@ knowing either. Sequences are tuples; maps are sorted tuples of pairs.
 One module per area, named with the feature word of the other layers (`api/jwt.py` →
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
-`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`. A
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, and the
+listener's `hcm` (how it speaks HTTP). A
 new option is a dataclass in its feature's module (a new module for a new feature), the
 field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
@@ -26,6 +27,7 @@ from gw.translator.ir.extauth import (
     ExtAuthServer,
     HttpAuthService,
 )
+from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.jwt import (
     ClaimToHeader,
@@ -34,7 +36,14 @@ from gw.translator.ir.jwt import (
     RemoteJwks,
     TokenHeader,
 )
-from gw.translator.ir.listeners import Listener
+from gw.translator.ir.listeners import (
+    ConnectionLimit,
+    Listener,
+    ListenerOptions,
+    ProxyProtocol,
+    ProxyProtocolRule,
+    SocketOption,
+)
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
@@ -75,6 +84,7 @@ __all__ = [
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
+    "ConnectionLimit",
     "CorsPolicy",
     "CustomAuth",
     "DirectResponse",
@@ -89,13 +99,18 @@ __all__ = [
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "Http2Options",
     "HttpAuthService",
+    "HttpSettings",
     "JwtProvider",
     "JwtVerification",
     "Listener",
+    "ListenerOptions",
     "LocalLimit",
     "Policy",
     "Proxy",
+    "ProxyProtocol",
+    "ProxyProtocolRule",
     "QueryMatch",
     "RateLimitServer",
     "RateLimits",
@@ -109,11 +124,14 @@ __all__ = [
     "Route",
     "RouteMatch",
     "ServiceSelection",
+    "SocketOption",
     "SourceRef",
     "StagedTransformations",
     "TlsSecret",
     "TlsTermination",
     "TokenHeader",
+    "Tracing",
+    "TracingTag",
     "Transformation",
     "UpstreamTls",
     "VirtualHost",

@@ -56,9 +56,10 @@ class AuthService:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExtAuthServer:
     """Settings `extauth` (the Envoy filter's settings and its default server) and
-    `namedExtauth` (servers that `customAuth.name` picks per host or route)."""
+    `namedExtauth` (servers that `customAuth.name` picks per host or route). `cluster` is
+    the default server's (None when the Settings name only named ones)."""
 
-    cluster: str
+    cluster: str | None
     timeout_ms: int = 200
     failure_mode_allow: bool = False
     status_on_error: int | None = None
@@ -79,7 +80,9 @@ class ExtAuthServer:
     named: tuple[tuple[str, AuthService], ...] = ()
 
     @property
-    def default(self) -> AuthService:
+    def default(self) -> AuthService | None:
+        if self.cluster is None:
+            return None
         return AuthService(
             cluster=self.cluster,
             timeout_ms=self.timeout_ms,

@@ -1,0 +1,140 @@
+"""`Build`: one stage-1 build, the context every pass reads and adds to; `BuildResult`: what
+stage 1 hands to stage 2.
+
+Contour's DAG builder is the model: a fresh context per translation, ordered passes
+(`passes.PASSES`), each doing one job. A pass reads what the snapshot and earlier passes
+hold and fills the fields that are its own; no pass resets another's field, so the order
+in `PASSES` is the whole story. Findings go to `reports` with their field paths, every
+reference through `refs` (which records the edge); a piece of building that should hand
+its findings and edges back as values (one VirtualService: `virtualhosts.build_host`)
+works on scopes of those two and returns them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gw import api
+from gw.api import ResourceKey
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.gateways import GatewayListener
+from gw.translator.gateway.hostcache import HostCache
+from gw.translator.gateway.install import declared_upstreams
+from gw.translator.gateway.servers import Servers
+from gw.translator.options import Options
+from gw.translator.refs import Edge, Refs
+from gw.translator.reports import Reports
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildResult:
+    #: One per proxy name, the default proxy (`Options.proxy_name`) first.
+    proxies: tuple[ir.Proxy, ...]
+    #: Each resource's contribution as last accepted (for the next translation).
+    accepted: Mapping[ResourceKey, Contribution]
+    #: Every reference resolved (referrer, field, referent), dangling ones included.
+    references: tuple[Edge, ...]
+    #: Every finding, by resource.
+    reports: Reports
+    #: The hosts the next translation may reuse.
+    cache: HostCache
+    #: Resources the install declared (`install.py`): translated, but not the user's.
+    declared: frozenset[ResourceKey] = frozenset()
+
+
+@dataclass(slots=True, kw_only=True)
+class Build:
+    """The inputs of one stage-1 build and, field by field, what its passes have made."""
+
+    #: The resources read, with the ones the install declares (`install.py`).
+    snapshot: Snapshot
+    options: Options
+    #: Each resource's last accepted contribution, served while it is rejected.
+    previous: Mapping[ResourceKey, Contribution]
+    #: The previous translation's hosts (`hostcache.py`).
+    cache: HostCache | None
+    #: Resources whose current manifest does not parse.
+    broken: frozenset[ResourceKey]
+    #: The keys of the resources the install declared.
+    declared: frozenset[ResourceKey]
+    reports: Reports
+    refs: Refs
+
+    # What the passes make, in pass order (the pass that fills each is named).
+    #: `read_settings`: the Settings that are read (the user's over the install's), and
+    #: the key of the user's (None without).
+    settings: api.Settings | None = None
+    settings_key: ResourceKey | None = None
+    #: `resolve_server_refs`: gw's own servers, as the Settings name them.
+    servers: Servers = field(default_factory=Servers)
+    #: `choose_gateways`: the listeners served.
+    gateways: tuple[GatewayListener, ...] = ()
+    #: The fresh contribution of every resource but the VirtualServices (Gateways,
+    #: Upstreams, AuthConfigs, RateLimitConfigs).
+    built: dict[ResourceKey, Contribution] = field(default_factory=dict)
+    #: `build_virtual_services`: each VirtualService's, on the built-in listeners; placed
+    #: on the gateways' by `place_virtual_hosts`.
+    hosts: dict[ResourceKey, Contribution] = field(default_factory=dict)
+    #: `build_virtual_services`: the hosts the next translation may reuse.
+    host_cache: HostCache | None = None
+    #: `choose`: each resource's contribution as served, fresh or last accepted, and
+    #: which of them are fresh.
+    accepted: dict[ResourceKey, Contribution] = field(default_factory=dict)
+    fresh: frozenset[ResourceKey] = frozenset()
+    #: `assemble_proxy`: every cluster, secret and config served (one Proxy without
+    #: listeners), and the virtual hosts by the listener role they are placed on.
+    whole: ir.Proxy | None = None
+    by_role: dict[ListenerRole, list[ir.VirtualHost]] = field(default_factory=dict)
+    #: `split_proxies`: one Proxy per proxy name, the default one first.
+    proxies: tuple[ir.Proxy, ...] = ()
+
+    @classmethod
+    def start(
+        cls,
+        snapshot: Snapshot,
+        options: Options,
+        previous: Mapping[ResourceKey, Contribution],
+        cache: HostCache | None,
+    ) -> Build:
+        broken = frozenset(
+            e.key for e in snapshot.errors if e.key is not None and e.key not in snapshot.resources
+        )
+        declared = declared_upstreams(options, snapshot.resources.keys() | broken)
+        if declared:  # the install's own Upstreams, read as if they were the user's
+            snapshot = snapshot.with_resources(declared)
+        return cls(
+            snapshot=snapshot,
+            options=options,
+            previous=previous,
+            cache=cache,
+            broken=broken,
+            declared=frozenset(declared),
+            reports=Reports(),
+            refs=Refs(snapshot.resources, set(broken)),
+        )
+
+    @property
+    def require_rbac(self) -> bool:
+        """Settings `rbac.requireRbac`: a host without policies denies all."""
+        rbac = self.settings.spec.rbac if self.settings is not None else None
+        return bool(rbac and rbac.require_rbac)
+
+    @property
+    def translate_empty_gateways(self) -> bool:
+        """Settings `gateway.translateEmptyGateways`: listen even with no virtual host."""
+        gateway = self.settings.spec.gateway if self.settings is not None else None
+        return bool(gateway and gateway.get("translateEmptyGateways") is True)
+
+    def result(self) -> BuildResult:
+        assert self.host_cache is not None, "result() before the passes ran"
+        return BuildResult(
+            proxies=self.proxies,
+            accepted=self.accepted,
+            references=tuple(self.refs.edges),
+            reports=self.reports,
+            cache=self.host_cache,
+            declared=self.declared,
+        )

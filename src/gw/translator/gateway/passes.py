@@ -1,0 +1,214 @@
+"""Stage 1 as ordered passes: `build_proxy()` runs `PASSES` over one `Build` (build.py).
+
+Each pass does one job, reading what the snapshot and the passes before it hold and
+filling its own field of the build; its position in `PASSES` is its order. References are
+resolved before anything uses them; every finding lands on its resource with the field
+path; rejections then propagate once along the recorded references; only then is each
+resource's contribution chosen (fresh, or last accepted while rejected), the Proxy
+assembled with gw's own servers and the endpoints attached, and split per proxy name.
+
+What a new option costs here: nothing, when it is an option of a virtual host or route
+(its builder is called from `virtualhosts.py` / `routes.py`); one line in `PASSES`, when it
+is a new resource kind or a check across resources; one line in `SERVERS`, when it is a
+new server of gw's own that hosts call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gw import api
+from gw.api import ResourceKey
+from gw.snapshot import Snapshot
+from gw.translator.gateway import (
+    extauth,
+    gateways,
+    install,
+    placement,
+    ratelimit,
+    tls,
+    virtualhosts,
+)
+from gw.translator.gateway.authconfig import build_auth_configs
+from gw.translator.gateway.build import Build, BuildResult
+from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.fallback import choose_contributions
+from gw.translator.gateway.hostcache import HostCache, build_hosts
+from gw.translator.gateway.optionrefs import check_option_resources
+from gw.translator.gateway.orch import add_service_clusters
+from gw.translator.gateway.proxies import assemble, build_proxies
+from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
+from gw.translator.gateway.servers import ServerKind, check_server_use, resolve_servers
+from gw.translator.gateway.upstreamgroups import check_upstream_groups
+from gw.translator.gateway.upstreams import build_upstreams
+from gw.translator.options import Options
+from gw.translator.refs import propagate_rejections
+
+Pass = Callable[[Build], None]
+
+#: gw's own servers that virtual hosts call, each attached by `servers.py`'s one mechanism.
+SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER)
+
+
+def build_proxy(
+    snapshot: Snapshot,
+    options: Options,
+    previous: Mapping[ResourceKey, Contribution],
+    cache: HostCache | None = None,
+) -> BuildResult:
+    """The Proxies for `snapshot` (the default one first), every resource's contribution as
+    last accepted, every reference resolved on the way, and the host cache for the next
+    translation; findings in `result.reports`."""
+    build = Build.start(snapshot, options, previous, cache)
+    for run in PASSES:
+        run(build)
+    return build.result()
+
+
+def report_input_errors(build: Build) -> None:
+    """Manifests that did not parse: the resource they meant is rejected (a duplicate copy
+    of a resource that parsed elsewhere only warns)."""
+    for error in build.snapshot.errors:
+        if error.key is None:
+            continue
+        where = str(error.source) if error.source else ""
+        if error.key in build.broken:
+            build.reports.of(error.key).error(where, error.message)
+        else:
+            build.reports.of(error.key).warning(where, error.message)
+
+
+def read_settings(build: Build) -> None:
+    """The Settings read: the user's `<namespace>.default` over the install's."""
+    build.settings, build.settings_key = install.read_settings(
+        build.snapshot, build.options, build.reports
+    )
+
+
+def resolve_server_refs(build: Build) -> None:
+    build.servers = resolve_servers(
+        SERVERS, build.settings, build.settings_key, build.refs, build.reports
+    )
+
+
+def build_gateway_listeners(build: Build) -> None:
+    build.built.update(
+        gateways.build_gateways(
+            build.snapshot, build.refs, build.reports, keep_empty=build.translate_empty_gateways
+        )
+    )
+
+
+def choose_gateways(build: Build) -> None:
+    build.gateways = placement.choose_gateways(
+        build.snapshot, build.broken, build.built, build.previous, build.reports, build.options
+    )
+
+
+def build_upstream_clusters(build: Build) -> None:
+    build.built.update(build_upstreams(build.snapshot, build.refs, build.reports, build.options))
+
+
+def build_server_configs(build: Build) -> None:
+    """What the extauth and rate-limit servers are served: AuthConfigs, RateLimitConfigs."""
+    build.built.update(
+        build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
+    )
+    build.built.update(build_rate_limit_configs(build.snapshot, build.reports))
+
+
+def check_shared_options(build: Build) -> None:
+    """What virtual services share, checked on its own first: UpstreamGroups,
+    VirtualHostOptions, RouteOptions; RouteTables are Accepted unless a delegating route
+    finds something wrong."""
+    check_upstream_groups(build.refs, build.reports)
+    check_option_resources(build.refs, build.reports)
+    for table in build.snapshot.of_kind(api.RouteTable):
+        build.reports.of(table.key)
+
+
+def build_virtual_services(build: Build) -> None:
+    build.hosts, build.host_cache = build_hosts(
+        build.snapshot,
+        build.options,
+        build.refs,
+        build.reports,
+        require_rbac=build.require_rbac,
+        cache=build.cache,
+    )
+
+
+def place_virtual_hosts(build: Build) -> None:
+    build.hosts = placement.place_virtual_hosts(
+        build.hosts, build.gateways, build.snapshot, build.options
+    )
+
+
+def check_domain_conflicts(build: Build) -> None:
+    conflicts = virtualhosts.check_domain_conflicts(build.hosts, build.reports)
+    placement.warn_domain_conflicts(conflicts, build.gateways, build.reports)
+
+
+def check_sni_conflicts(build: Build) -> None:
+    tls.check_sni_conflicts(build.hosts, build.reports)
+
+
+def check_server_users(build: Build) -> None:
+    settings = ResourceKey(api.Settings.KIND, build.options.namespace, install.SETTINGS_NAME)
+    virtual_services = build.snapshot.of_kind(api.VirtualService)
+    check_server_use(build.servers, virtual_services, build.refs, build.reports, settings)
+
+
+def add_direct_service_clusters(build: Build) -> None:
+    add_service_clusters(build.hosts)
+
+
+def propagate(build: Build) -> None:
+    propagate_rejections(build.refs, build.reports)
+
+
+def choose(build: Build) -> None:
+    keys = set(build.snapshot.resources) | build.broken
+    fresh = {**build.built, **build.hosts}
+    build.accepted = choose_contributions(keys, fresh, build.previous, build.reports)
+    build.fresh = frozenset(k for k, c in build.accepted.items() if fresh.get(k) is c)
+
+
+def assemble_proxy(build: Build) -> None:
+    build.whole, build.by_role = assemble(
+        build.accepted, build.fresh, build.servers, build.snapshot, build.options, build.reports
+    )
+
+
+def warn_empty_gateways(build: Build) -> None:
+    placement.warn_empty_gateways(build.gateways, build.by_role, build.reports)
+
+
+def split_proxies(build: Build) -> None:
+    assert build.whole is not None
+    build.proxies = build_proxies(build.whole, build.by_role, build.gateways)
+
+
+PASSES: tuple[Pass, ...] = (
+    report_input_errors,  # manifests that do not parse: their resources are rejected
+    read_settings,  # the Settings read: the user's over the install's
+    resolve_server_refs,  # the extauth and rate-limit servers the Settings name
+    build_gateway_listeners,  # Gateways → listeners
+    choose_gateways,  # each as built or as last accepted; port clashes
+    build_upstream_clusters,  # Upstreams → clusters
+    build_server_configs,  # AuthConfigs, RateLimitConfigs → what gw's servers are served
+    check_shared_options,  # UpstreamGroups, VirtualHostOptions, RouteOptions, RouteTables
+    build_virtual_services,  # VirtualServices → virtual hosts, one at a time (cached)
+    place_virtual_hosts,  # on the listeners of the gateways that select them
+    check_domain_conflicts,  # one domain, two hosts on a listener: both rejected
+    check_sni_conflicts,  # one SNI name, two TLS hosts: both rejected
+    check_server_users,  # hosts that need a server the Settings do not name: rejected
+    add_direct_service_clusters,  # clusters of the services routes address directly
+    propagate,  # referrers of rejected resources are rejected
+    choose_gateways,  # again: a Gateway rejected through a reference keeps its last listener
+    choose,  # each resource's contribution: fresh, or last accepted while rejected
+    assemble_proxy,  # one Proxy; servers and endpoints attached
+    warn_empty_gateways,  # gateways that select no host say so
+    split_proxies,  # one Proxy per proxy name
+)
