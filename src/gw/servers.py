@@ -62,13 +62,17 @@ def controlplane_servers(
     *,
     on_status: Callable[[Mapping[ResourceKey, Status | None], Snapshot], None] | None = None,
     components: Components | None = None,
+    wait_first_translation: bool = False,
 ) -> ControlPlaneServers:
     """A folder (`Path`) is served by a `DirectoryStore`; any other store (the
-    orchestrator's) is used as given. Nothing listens before the servers start."""
+    orchestrator's) is used as given. Nothing listens before the servers start.
+
+    `wait_first_translation`: the loop's `start()` returns once the folder was read and
+    translated (or failed to), so that "up" means the proxies have their configuration."""
     cache = SnapshotCache()
     ads = AdsServer(cache, NodePolicy(options.namespace))
     controlplane = ControlPlane(
-        DirectoryStore(store) if isinstance(store, Path) else store,
+        DirectoryStore(store, options.namespace) if isinstance(store, Path) else store,
         cache,
         options,
         discovery=ServiceDiscovery(options.namespace) if serving.discovery else None,
@@ -90,7 +94,8 @@ def controlplane_servers(
     if serving.dev_port is not None:
         servers.append(DevMode(controlplane, serving.bind, serving.dev_port))
     # Last, so that the developer API follows the first translation already.
-    servers.append(lifecycle.TaskServer("controlplane", controlplane.run))
+    ready = controlplane.attempted.wait if wait_first_translation else None
+    servers.append(lifecycle.TaskServer("controlplane", controlplane.run, ready=ready))
     return ControlPlaneServers(controlplane, ads, servers)
 
 

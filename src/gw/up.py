@@ -1,9 +1,11 @@
 """`gw up DIR`: every component on one machine, under one supervisor.
 
-The control plane (store, translator, xDS, admin) runs in this process; Envoy runs as a
-supervised child. The proxy URL and each resource's status are printed as they change;
-Ctrl-C stops everything. A state file (`$GW_HOME/up.json`, default `~/.gw/up.json`) tells
-`gwctl` where everything listens.
+The control plane (store, translator, xDS, admin) runs in this process; Envoy, the extauth
+server and the rate-limit server run as supervised children (`gw.children`), so that the
+servers on the request path keep answering while the control plane works through a large
+or hostile folder. "Up" is printed once the folder was read and translated. The proxy URL
+and each resource's status are printed as they change; Ctrl-C stops everything. A state
+file (`$GW_HOME/up.json`, default `~/.gw/up.json`) tells `gwctl` where everything listens.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from gw.admin.server import control_plane_component
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import AsgiServer, quiet_config
+from gw.children import ComponentProcess
+from gw.controlplane import ControlPlane
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
 from gw.translator.options import InstalledServer, Options
-from gw.xds.component import Placement
 from gw.xds.tls import is_loopback
 
 
@@ -69,6 +72,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
     )
     envoy = _envoy(options)
+    children = _components(options, translate_options.namespace)
     plane = controlplane_servers(
         options.folder,
         translate_options,
@@ -81,15 +85,20 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             xds_bind=xds_host(options.bind),
         ),
         on_status=StatusPrinter(out),
-        components=lambda: [control_plane_component(), proxy_component(envoy, options)],
+        components=lambda: [
+            control_plane_component(),
+            proxy_component(envoy, options),
+            *(child_component(child) for child in children),
+        ],
+        wait_first_translation=True,
     )
-    servers = [*plane.servers, *_data_plane_servers(options, translate_options.namespace)]
+    servers: list[lifecycle.Server] = [*plane.servers, *children, *_echo(options)]
     servers.append(lifecycle.TaskServer("envoy", envoy.run, stop=envoy.stop))
     state: list[Path] = []
 
     def started() -> None:
         state.append(_write_state(options))
-        _print_banner(options, out)
+        _print_banner(options, out, plane.controlplane)
 
     try:
         await lifecycle.serve(
@@ -102,31 +111,33 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             path.unlink(missing_ok=True)
 
 
-def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Server]:
-    """The extauth and rate-limit servers, in this process, configured over xDS like
-    everywhere else; and the demo echo upstream when asked for."""
-    servers: list[lifecycle.Server] = []
+def _components(options: UpOptions, namespace: str) -> list[ComponentProcess]:
+    """The extauth and rate-limit servers, each a child process (`gw extauth`,
+    `gw ratelimit`) configured over xDS like everywhere else."""
     xds_address = host_port(xds_host(options.bind), options.xds_port)
+    children = []
+    for name, port, extra in (
+        ("extauth", options.extauth_port, ()),
+        ("ratelimit", options.ratelimit_port, ("--redis", options.ratelimit_redis)),
+    ):
+        if port is None:
+            continue
+        args = [name, "--bind", options.bind, "--port", str(port), "--xds", xds_address]
+        args += ["--role", defaults.role(name, namespace), "--log-level", options.log_level]
+        log_path = options.home / "logs" / f"{name}.log"
+        host = _host(options.bind).strip("[]")
+        children.append(ComponentProcess(name, [*args, *extra], host, port, log_path))
+    return children
 
-    def placement(port: int, name: str) -> Placement:
-        role = defaults.role(name, namespace)
-        return Placement(bind=options.bind, port=port, xds_address=xds_address, role=role)
 
-    if options.extauth_port is not None:
-        from gw.extauth.server import extauth_server
+def _echo(options: UpOptions) -> list[lifecycle.Server]:
+    """The demo echo upstream, when asked for."""
+    if options.echo_port is None:
+        return []
+    from gw.echo import build_app as build_echo
 
-        servers.append(extauth_server(placement(options.extauth_port, "extauth")))
-    if options.ratelimit_port is not None:
-        from gw.ratelimit.server import ratelimit_server
-
-        where = placement(options.ratelimit_port, "ratelimit")
-        servers.append(ratelimit_server(where, options.ratelimit_redis))
-    if options.echo_port is not None:
-        from gw.echo import build_app as build_echo
-
-        config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
-        servers.append(AsgiServer("echo", config))
-    return servers
+    config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
+    return [AsgiServer("echo", config)]
 
 
 def _installed(bind: str, port: int | None) -> InstalledServer | None:
@@ -136,9 +147,12 @@ def _installed(bind: str, port: int | None) -> InstalledServer | None:
     return InstalledServer(defaults.LOOPBACK if bind in ("0.0.0.0", "::") else bind, port)
 
 
-def _print_banner(options: UpOptions, out: TextIO) -> None:
+def _print_banner(options: UpOptions, out: TextIO, controlplane: ControlPlane) -> None:
     url = f"http://{_host(options.bind)}:{options.http_port}"
     print(f"gw {__version__} is up: proxy at {url}", file=out, flush=True)
+    failure = controlplane.translation.failure()
+    if failure is not None:
+        print(f"  but {failure} (gwctl check)", file=out)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
     print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
     if options.extauth_port is not None:
@@ -205,6 +219,18 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
     )
 
 
+def child_component(child: ComponentProcess) -> dict[str, Any]:
+    """The extauth or rate-limit server as `/components` lists it."""
+    return {
+        "name": child.name,
+        "namespace": defaults.NAMESPACE,
+        "role": child.name,
+        "pid": child.process.pid if child.process else None,
+        "running": child.running,
+        "restarts": child.restarts,
+    }
+
+
 def proxy_component(envoy: EnvoySupervisor, options: UpOptions) -> dict[str, Any]:
     """The gateway-proxy as `/components` lists it; `healthUrl` answers 200 when ready."""
     process = envoy.process
@@ -244,6 +270,14 @@ def _write_state(options: UpOptions) -> Path:
         "logs": {
             "gateway-proxy": str(options.home / "logs" / "gateway-proxy.log"),
             "gw": str(options.home / "logs" / "gw.log"),
+            **{
+                name: str(options.home / "logs" / f"{name}.log")
+                for name, port in (
+                    ("extauth", options.extauth_port),
+                    ("ratelimit", options.ratelimit_port),
+                )
+                if port is not None
+            },
         },
     }
     options.home.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ debugging endpoints of `debug.py`.
 | `/snapshots/xds` | the xDS resources served, per proxy role |
 | `/proxies` | connected xDS clients, their acked versions and NACKs |
 | `/components` | the processes of this install (control plane, proxy, ...) and their state |
+| `/tasks` | the supervised tasks of this process: running or restarting, crashes, last error |
 | `/version` | the server version |
 
 Every answer except `/` (HTML) and `/metrics` (Prometheus text) is the envelope of
@@ -32,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from gw import __version__, defaults
+from gw import __version__, defaults, supervision
 from gw.admin.debug import ENDPOINTS as DEBUG_ENDPOINTS
 from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
@@ -60,6 +61,7 @@ ENDPOINTS = {
     "/snapshots/xds": "xDS resources served to each proxy role",
     "/proxies": "proxies connected over xDS, acked versions, NACKs",
     "/components": "processes of this install and whether they run",
+    "/tasks": "long-running tasks of the control plane: crashes, last error, restarts",
     "/version": "server version",
 }
 
@@ -115,6 +117,9 @@ def build_app(
     async def version(_: Request) -> JSONResponse:
         return ok({"version": __version__})
 
+    async def tasks(_: Request) -> JSONResponse:
+        return ok(supervision.TASKS.data())
+
     routes = [
         Route("/", index),
         Route("/statuses", statuses),
@@ -124,6 +129,7 @@ def build_app(
         Route("/snapshots/xds", snapshot_xds),
         Route("/proxies", proxies),
         Route("/components", list_components),
+        Route("/tasks", tasks),
         Route("/version", version),
         *debug_routes(controlplane, ads),
         *(extra or []),
@@ -150,14 +156,20 @@ def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
 
 
 def proxy_resources_data(controlplane: ControlPlane, ads: AdsServer) -> list[dict[str, Any]]:
-    """Each Proxy as a resource, its status with its Envoys' NACKs (`gwctl get proxy`)."""
+    """Each Proxy as a resource, its status with its Envoys' NACKs (`gwctl get proxy`).
+    Before any translation succeeded, a failed one shows on an empty default Proxy."""
     result = controlplane.result
-    if result is None:
+    if result is not None:
+        proxies = result.proxies
+    elif controlplane.translation.error is not None:
+        options = controlplane.options
+        proxies = (ir.Proxy(name=options.proxy_name, namespace=options.namespace),)
+    else:
         return []
     connections = [c.summary() for c in ads.connections.values()]
     return [
-        proxy_resource(p, with_nacks(result.proxy_statuses.get(p.name), p, connections))
-        for p in result.proxies
+        proxy_resource(p, with_nacks(controlplane.proxy_status(p.name), p, connections))
+        for p in proxies
     ]
 
 

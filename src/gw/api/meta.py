@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from gw.api.names import NamespaceName, ResourceName
+
 
 class Model(BaseModel):
     """Base of every spec object: camelCase aliases, unknown fields refused, immutable."""
@@ -43,10 +45,11 @@ class ResourceRef(Model):
 
 class Metadata(Model):
     """The orchestrator's object metadata. The fields the orchestrator itself writes are
-    accepted so that `kubectl get -o yaml` output can be dropped into a folder as is."""
+    accepted so that `kubectl get -o yaml` output can be dropped into a folder as is.
+    A name is a DNS-1123 subdomain and a namespace a DNS-1123 label, as in the orchestrator."""
 
-    name: str = Field(min_length=1)
-    namespace: str = "default"
+    name: ResourceName
+    namespace: NamespaceName = "default"
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
     resource_version: str | None = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from gw.api.duration import Duration
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import RateLimitServerSettings
@@ -75,6 +77,30 @@ class RbacSettings(Model):
     require_rbac: bool = False
 
 
+class DirectoryConfigSource(Model):
+    """The folder store (`gw up DIR`, `gw controlplane --dir DIR`): what reading one
+    manifest file may cost. A file beyond a limit is an input error (its resources are
+    `Rejected` and keep serving their last accepted versions), never a stall of the control
+    plane. The defaults fit any folder that would also apply to a cluster: the orchestrator's
+    API server takes requests up to 3 MiB.
+
+    `directory` is the established field that names the folder; gw serves the folder given
+    on its command line, and a Settings that sets it gets a warning saying so.
+    """
+
+    directory: str | None = None
+    #: Larger files are refused without being read.
+    max_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
+    #: Documents in one file, `kind: List` items included.
+    max_documents: int = Field(default=10_000, ge=1)
+    #: Values the YAML aliases (`*name`) of one document may add when expanded; a scalar
+    #: counts once per started KiB. Guards against alias bombs.
+    max_alias_expansions: int = Field(default=10_000, ge=0)
+    #: Mappings and lists nested in one document. At most 500, to stay clear of Python's
+    #: recursion limit in whatever walks a resource.
+    max_nesting_depth: int = Field(default=100, ge=1, le=500)
+
+
 class SettingsSpec(Model):
     extauth: ExtAuthSettings | None = None
     dev_mode: bool = False
@@ -83,6 +109,7 @@ class SettingsSpec(Model):
     discovery: DiscoverySettings | None = None
     rbac: RbacSettings | None = None
     refresh_rate: Duration | None = None
+    directory_config_source: DirectoryConfigSource | None = None
     ratelimit_server: RateLimitServerSettings | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
@@ -90,7 +117,6 @@ class SettingsSpec(Model):
     kubernetes_config_source: dict[str, Any] | None = None
     kubernetes_secret_source: dict[str, Any] | None = None
     kubernetes_artifact_source: dict[str, Any] | None = None
-    directory_config_source: dict[str, Any] | None = None
     #: Further auth servers, chosen per host or route by `extauth.customAuth.name`.
     named_extauth: dict[str, ExtAuthSettings] = {}
     observability_options: dict[str, Any] | None = None

@@ -17,7 +17,7 @@ from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.tls import SslConfig
-from gw.api.transform import TransformationStages
+from gw.api.transform import Transformations, TransformationStages
 
 
 class HeaderMatcher(Model):
@@ -68,9 +68,15 @@ class Destination(Model):
 MAX_TOTAL_WEIGHT = 2**32 - 1
 
 
+class WeightedDestinationOptions(Model):
+    staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
+
+
 class WeightedDestination(Model):
     destination: Destination
     weight: int = Field(default=0, ge=0, le=MAX_TOTAL_WEIGHT)
+    options: WeightedDestinationOptions | None = None
 
 
 class MultiDestination(Model):
@@ -110,6 +116,7 @@ class RouteOptions(Model):
     auto_host_rewrite: bool | None = None
     header_manipulation: HeaderManipulation | None = None
     staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
     jwt: RouteJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
@@ -139,6 +146,7 @@ class VirtualHostOptions(Model):
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
     staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
     header_manipulation: HeaderManipulation | None = None
     retries: RetryPolicy | None = None
     cors: CorsPolicy | None = None

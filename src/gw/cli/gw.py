@@ -262,7 +262,8 @@ async def _serve_folder(folder: Path, options: Options, serving: Serving) -> Non
     from gw import lifecycle
     from gw.servers import controlplane_servers
 
-    await lifecycle.serve(controlplane_servers(folder, options, serving).servers)
+    servers = controlplane_servers(folder, options, serving, wait_first_translation=True)
+    await lifecycle.serve(servers.servers)
 
 
 @app.command("discovery")
@@ -382,6 +383,10 @@ def proxy(
 
 
 XdsAddress = Annotated[str, typer.Option(help="Control plane xDS address, host:port.")]
+LogFile = Annotated[
+    Path | None,
+    typer.Option(help="Log to this file at the log level (and warnings to stderr)."),
+]
 Role = Annotated[str, typer.Option(help="xDS role to ask configuration for.")]
 
 
@@ -396,12 +401,13 @@ def extauth(
     log_level: LogLevel = defaults.LOG_LEVEL,
     xds_certs: XdsCerts = None,
     insecure_xds: InsecureXds = False,
+    log_file: LogFile = None,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
     from gw.extauth.server import extauth_server
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_file)
     placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
     run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
@@ -420,12 +426,13 @@ def ratelimit(
     log_level: LogLevel = defaults.LOG_LEVEL,
     xds_certs: XdsCerts = None,
     insecure_xds: InsecureXds = False,
+    log_file: LogFile = None,
 ) -> None:
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
     from gw.ratelimit.server import ratelimit_server
 
-    configure_logging(log_level)
+    configure_logging(log_level, log_file)
     placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
     run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
 

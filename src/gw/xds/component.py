@@ -18,6 +18,7 @@ from pathlib import Path
 import grpc
 
 from gw import defaults
+from gw.supervision import supervise
 from gw.xds.client import AdsClient, Apply, component_node
 from gw.xds.tls import CertificateFolder, plaintext_refusal
 
@@ -85,11 +86,13 @@ class ComponentServer:
             raise OSError(f"cannot listen for {self.name} on {self.address}")
         await server.start()
         self._grpc = server
-        self._subscription = asyncio.create_task(self.ads.run(), name=f"{self.name}-xds")
+        self._subscription = asyncio.create_task(
+            supervise(f"{self.name} xds subscription", self.ads.run), name=f"{self.name}-xds"
+        )
         log.info("%s: listening on %s, configured by %s", self.name, self.address, self.ads.address)
 
     async def wait(self) -> None:
-        """The subscription runs until cancelled: it ends only on a bug."""
+        """The subscription runs until cancelled (supervised: a bug restarts it)."""
         assert self._subscription is not None, "wait() before start()"
         await asyncio.shield(self._subscription)
 

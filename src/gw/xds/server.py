@@ -31,6 +31,7 @@ import grpc
 from envoy.config.core.v3 import base_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
 
+from gw.supervision import TASKS
 from gw.xds.cache import NodeSnapshot, SnapshotCache, version_of
 from gw.xds.identity import NodePolicy, Refusal, certificate_roles
 from gw.xds.tls import ServerCertificates, plaintext_refusal
@@ -151,6 +152,8 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                     conn.refusal = await self._on_request(conn, request, wake, certified)
                     if conn.refusal is not None:
                         return
+            except Exception as exc:  # the stream ends; the client connects again
+                _push_failed(conn, exc)
             finally:
                 closed = True
                 wake.set()
@@ -170,6 +173,9 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                     continue
                 for response in self._responses(conn, snapshot):
                     yield response
+        except Exception as exc:  # the stream ends; the client connects again
+            _push_failed(conn, exc)
+            raise
         finally:
             reader.cancel()
             if conn.role:
@@ -297,6 +303,13 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                 )
             )
         return out
+
+
+def _push_failed(conn: Connection, error: Exception) -> None:
+    """An xDS stream that broke on a bug: logged and shown by `/tasks` and `gwctl check`
+    (the stream ends; the proxy connects again, which restarts it)."""
+    log.error("xds: the stream of %s failed", conn.node_id or conn.peer, exc_info=error)
+    TASKS.failed("xds push", error)
 
 
 def _requested_names(request: discovery_pb2.DiscoveryRequest) -> set[str] | None:

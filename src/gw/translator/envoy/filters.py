@@ -17,7 +17,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import names, transform
+from gw.translator.envoy import names, transform, transform_script
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
@@ -64,11 +64,13 @@ class Router:
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
 #: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
+#: limit, router. Each transformation stage is two header filters (`envoy/transform.py`)
+#: and a Lua filter (`envoy/transform_script.py`). The early
 #: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
 #: `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
+    transform_script.EARLY,
     CorsFilter(),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
@@ -76,6 +78,7 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     RbacFilter(),
     ExtAuthz(),
     *transform.REGULAR,
+    transform_script.REGULAR,
     GlobalRateLimitFilter("regular"),
     Router(),
 )

@@ -15,6 +15,7 @@ from gw.translator.envoy import tls
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.transform_script import span_name
 
 
 class VirtualHostProtos:
@@ -78,6 +79,7 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     action = route.action
     if isinstance(action, ir.Forward):
         out.route.CopyFrom(_route_action(action))
+        _weighted_cluster_configs(vhost, route, out.route)
         if route.retries is not None:
             out.route.retry_policy.CopyFrom(_retry_policy(route.retries))
     elif isinstance(action, ir.DirectResponse):
@@ -87,11 +89,29 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     else:
         out.redirect.CopyFrom(_redirect(action))
     add_header_manipulation(out, route.headers)
+    if (span := span_name(vhost, route)) is not None:
+        out.decorator.operation = span
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_route(vhost, route)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
     return out
+
+
+def _weighted_cluster_configs(
+    vhost: ir.VirtualHost, route: ir.Route, action: rc_pb2.RouteAction
+) -> None:
+    """Per-filter configs of weighted clusters (filters that have `per_weighted_cluster`)."""
+    if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
+        return
+    if all(c.transformations is None for c in route.action.clusters):
+        return
+    for cluster, out in zip(route.action.clusters, action.weighted_clusters.clusters, strict=True):
+        for http_filter in HTTP_FILTERS:
+            per_cluster = getattr(http_filter, "per_weighted_cluster", None)
+            config = per_cluster(vhost, route, cluster) if per_cluster is not None else None
+            if config is not None:
+                out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
 
 
 def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:

@@ -26,7 +26,8 @@ from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
-from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.gateway.transform import build_transformations
+from gw.translator.gateway.transform import inherit as inherit_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
@@ -74,6 +75,8 @@ class RouteBuilder:
         self.routes: list[ir.Route] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
         self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
+        #: The virtual host's transformations (what `inheritTransformation` appends).
+        self.vhost_transformations: ir.StagedTransformations | None = None
 
     def for_table(self, table: api.RouteTable, report: ResourceReport) -> RouteBuilder:
         """A builder for `table`'s routes, adding to this one's routes."""
@@ -114,9 +117,7 @@ class RouteBuilder:
             return
         action = self._action(route, field, options)
         where = f"{field}.options"
-        transformations = build_staged_transformations(
-            options.staged_transformations, f"{where}.stagedTransformations", self.report
-        )
+        transformations = self._transformations(options, where, parent)
         headers = build_header_manipulation(
             options.header_manipulation, f"{where}.headerManipulation", self.report
         )
@@ -145,6 +146,26 @@ class RouteBuilder:
                     ratelimit=ratelimit,
                 )
             )
+
+    def _transformations(
+        self, options: RouteOptions, where: str, parent: Parent | None
+    ) -> ir.StagedTransformations | None:
+        """The route's transformations; with `inheritTransformation`, its parent's (the
+        delegating route's, or the virtual host's) follow its own."""
+        own = build_transformations(
+            options.staged_transformations, options.transformations, where, self.report
+        )
+        staged = options.staged_transformations
+        if staged is None or not staged.inherit_transformation:
+            return own
+        if parent is None:
+            return inherit_transformations(own, self.vhost_transformations)
+        above = parent.options or _NO_OPTIONS
+        scratch = ResourceReport()  # the parent's findings are reported where it is built
+        return inherit_transformations(
+            own,
+            build_transformations(above.staged_transformations, above.transformations, "", scratch),
+        )
 
     def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
         if parent is not None and not route.matchers:
@@ -252,6 +273,17 @@ class RouteBuilder:
                 )
                 if target is None:
                     return None
+                if d.weight > 0 and d.options is not None:
+                    options = d.options
+                    target = dataclasses.replace(
+                        target,
+                        transformations=build_transformations(
+                            options.staged_transformations,
+                            options.transformations,
+                            f"{field}.multi.destinations[{i}].options",
+                            self.report,
+                        ),
+                    )
                 if d.weight > 0:
                     out.append(dataclasses.replace(target, weight=d.weight))
             return tuple(out)

@@ -14,6 +14,8 @@ new option is a dataclass in its feature's module (a new module for a new featur
 field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
 servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
+Unions used in annotations (`Expr`, `Node`, `Stage`, `Step`) are re-exported as `X as X`
+but are not in `__all__`: they are not types of their own.
 """
 
 from __future__ import annotations
@@ -67,20 +69,57 @@ from gw.translator.ir.routes import (
 )
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.source import SourceRef
+from gw.translator.ir.template import (
+    Branch,
+    Call,
+    For,
+    If,
+    Literal,
+    Op,
+    Output,
+    Set,
+    Text,
+    Var,
+)
+from gw.translator.ir.template import (
+    Expr as Expr,
+)
+from gw.translator.ir.template import (
+    Node as Node,
+)
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.transform import (
     Extractor,
     ExtractorRef,
+    HeaderBodyTransformation,
     HeaderTemplate,
+    MatchHeader,
+    MergedKey,
+    MetadataValue,
+    RenderedHeader,
+    RequestCondition,
     RequestHeaderRef,
+    RequestRule,
+    ResponseRule,
     StagedTransformations,
+    TemplateExtractor,
+    TemplateTransformation,
     Transformation,
+    TransformationScript,
+)
+from gw.translator.ir.transform import (
+    Stage as Stage,
+)
+from gw.translator.ir.transform import (
+    Step as Step,
 )
 from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
     "AuthService",
+    "Branch",
+    "Call",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
@@ -93,7 +132,9 @@ __all__ = [
     "ExtAuthServer",
     "Extractor",
     "ExtractorRef",
+    "For",
     "Forward",
+    "HeaderBodyTransformation",
     "HeaderCondition",
     "HeaderManipulation",
     "HeaderMatch",
@@ -102,11 +143,18 @@ __all__ = [
     "Http2Options",
     "HttpAuthService",
     "HttpSettings",
+    "If",
     "JwtProvider",
     "JwtVerification",
     "Listener",
     "ListenerOptions",
+    "Literal",
     "LocalLimit",
+    "MatchHeader",
+    "MergedKey",
+    "MetadataValue",
+    "Op",
+    "Output",
     "Policy",
     "Proxy",
     "ProxyProtocol",
@@ -119,21 +167,31 @@ __all__ = [
     "RbacPrincipal",
     "Redirect",
     "RemoteJwks",
+    "RenderedHeader",
+    "RequestCondition",
     "RequestHeaderRef",
+    "RequestRule",
+    "ResponseRule",
     "RetryPolicy",
     "Route",
     "RouteMatch",
     "ServiceSelection",
+    "Set",
     "SocketOption",
     "SourceRef",
     "StagedTransformations",
+    "TemplateExtractor",
+    "TemplateTransformation",
+    "Text",
     "TlsSecret",
     "TlsTermination",
     "TokenHeader",
     "Tracing",
     "TracingTag",
     "Transformation",
+    "TransformationScript",
     "UpstreamTls",
+    "Var",
     "VirtualHost",
     "WeightedCluster",
 ]

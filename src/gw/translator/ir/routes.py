@@ -50,6 +50,9 @@ class WeightedCluster:
     #: Set when the route addresses an orchestrator service directly (`orch` destination):
     #: stage 1 adds the service's cluster next to the route.
     service: ServiceSelection | None = None
+    #: Set: replaces the route's (and virtual host's) transformations for requests sent to
+    #: this cluster.
+    transformations: StagedTransformations | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
