@@ -74,6 +74,21 @@ BASE: dict[str, dict[str, Any]] = {
     "AuthConfig": {"configs": []},
 }
 
+#: Probes under these fields start from a minimal valid value of the field, so that they
+#: reach the translator rather than stop at the required fields the probe does not set.
+FIELD_BASE: dict[tuple[str, ...], dict[str, Any]] = {
+    ("configs", "[]", "oauth2", "oidcAuthorizationCode"): {
+        "appUrl": "https://app.probe.test",
+        "callbackPath": "/callback",
+        "clientId": "probe",
+        "issuerUrl": "https://idp.probe.test",
+        "disableClientSecret": True,
+    },
+    ("configs", "[]", "apiKeyAuth"): {"labelSelector": {"probe": "probe"}},
+    ("configs", "[]", "passThroughAuth", "grpc"): {"address": "auth.probe.test:9001"},
+    ("configs", "[]", "passThroughAuth", "http"): {"url": "http://auth.probe.test/"},
+}
+
 #: Keys of which a manifest holds one: a probe of one drops the base's other.
 ONEOFS = (
     {"httpGateway", "tcpGateway", "hybridGateway"},
@@ -165,7 +180,9 @@ def probe_spec(kind: str, path: tuple[str, ...], value: Any) -> dict[str, Any]:
         else:
             nxt = path[index + 1]
             if key not in node or not isinstance(node[key], dict | list):
-                node[key] = [] if nxt == "[]" else {}
+                node[key] = (
+                    [] if nxt == "[]" else copy.deepcopy(FIELD_BASE.get(path[: index + 1], {}))
+                )
             node = node[key]
     return spec
 

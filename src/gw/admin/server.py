@@ -242,8 +242,18 @@ def resource_data(resource: Any) -> dict[str, Any]:
         for field in ("data", "stringData"):
             if field in data:
                 data[field] = {k: REDACTED for k in data[field]}
+    if resource.SECRET_FIELDS:
+        data = _redact_fields(data, resource.SECRET_FIELDS)
     hidden: dict[str, Any] = _hide_local_key_secrets(data)
     return hidden
+
+
+def _redact_fields(data: Any, fields: frozenset[str]) -> Any:
+    if isinstance(data, list):
+        return [_redact_fields(v, fields) for v in data]
+    if not isinstance(data, dict):
+        return data
+    return {k: REDACTED if k in fields else _redact_fields(v, fields) for k, v in data.items()}
 
 
 def _hide_local_key_secrets(data: Any) -> Any:

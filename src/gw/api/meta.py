@@ -50,6 +50,11 @@ def _not_nullable(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(names)
 
 
+class Empty(Model):
+    """A field whose presence is its whole meaning (`apr: {}`, `never: {}`): it holds
+    nothing."""
+
+
 class ResourceRef(Model):
     """A reference to another resource by name and namespace.
 
@@ -95,6 +100,9 @@ class Resource(Model):
     KIND: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: Manifest keys whose values are secrets wherever they sit in the resource (a
+    #: basic-auth hash): views of the resource (the admin API, gwctl) redact them.
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
 
     api_version: str
     kind: str

@@ -16,6 +16,9 @@ from gw.translator import ir
 from gw.translator.envoy import Xds
 
 REDACTED = "<redacted>"
+#: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
+#: salts and hashes, API key digests and the secret values copied into headers; AWS
+#: credentials).
 _SECRET_FIELDS = frozenset(
     {
         "private_key",
@@ -24,6 +27,10 @@ _SECRET_FIELDS = frozenset(
         "hmac_secret",
         "secret_access_key",
         "session_token",
+        "salt",
+        "hashed_password",
+        "api_key_sha256",
+        "secret_data",
     }
 )
 

@@ -120,6 +120,31 @@ def test_create_dry_runs_print_manifests_with_secrets_redacted() -> None:
     assert missing.stderr == "Error: client-secret not provided\n"
 
 
+def test_create_apikey_dry_run() -> None:
+    made = runner.invoke(
+        app,
+        ["create", "secret", "apikey", "infra", "--apikey", "k3y", "--apikey-labels",
+         "team=infrastructure", "--dry-run"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert yaml.safe_load(made.stdout) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "infra",
+            "namespace": "gw-system",
+            "labels": {"team": "infrastructure"},
+        },
+        "type": "extauth.vendor.io/apikey",
+        "data": {"api-key": "<redacted>"},
+    }
+    assert "k3y" not in made.output
+    bad = runner.invoke(
+        app, ["create", "secret", "apikey", "x", "--apikey", "k", "--apikey-labels", "team"]
+    )
+    assert bad.exit_code == 1 and "--apikey-labels: 'team' is not key=value" in bad.stderr
+
+
 def test_create_upstream_validates_like_the_control_plane() -> None:
     args = ["create", "upstream", "orch", "--orch-service", "svc", "--dry-run"]
     made = runner.invoke(app, [*args, "-n", "apps", "--orch-service-labels", "app=a,tier=web", "u"])

@@ -34,7 +34,13 @@ from gw.translator.ir.clusters import (
     TcpKeepalive,
 )
 from gw.translator.ir.cors import CorsPolicy
-from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extauth import (
+    AuthService,
+    CustomAuth,
+    ExtAuth,
+    ExtAuthServer,
+    HttpAuthService,
+)
 from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.healthcheck import (
@@ -137,6 +143,7 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "AuthService",
     "AwsCredentials",
     "Branch",
     "Call",
@@ -147,6 +154,7 @@ __all__ = [
     "ConnectionLimit",
     "ConnectionOptions",
     "CorsPolicy",
+    "CustomAuth",
     "DirectResponse",
     "DnsOptions",
     "Endpoint",
@@ -167,6 +175,7 @@ __all__ = [
     "HealthCheck",
     "Http1Options",
     "Http2Options",
+    "HttpAuthService",
     "HttpHealthCheck",
     "HttpSettings",
     "If",
