@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from gw.instance import default_name, instance
 from tests.support.ports import free_port
 from tests.support.wait import wait_until
 
@@ -156,6 +157,8 @@ class GwUp:
     ) -> None:
         self.folder = folder
         self.home = home
+        #: This run's state directory (state file, logs): `gw.instance`.
+        self.state_dir = instance(home, default_name(folder)).directory
         self.http_port, self.https_port, self.xds_port, self.admin_port, self.debug_port = (
             free_port(),
             free_port(),

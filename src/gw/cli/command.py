@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
+import click
 import typer
 import yaml
 
@@ -55,10 +56,17 @@ def home() -> Path:
     return Path(os.environ.get("GW_HOME") or Path.home() / ".gw")
 
 
+def selected_instance() -> str | None:
+    """`gwctl --instance NAME` (or `GW_INSTANCE`): the `gw up` instance to work on."""
+    context = click.get_current_context(silent=True)
+    value = context.find_root().params.get("instance") if context is not None else None
+    return value if isinstance(value, str) and value else None
+
+
 def connect(admin_url: str | None, *, check_version: bool = True) -> Install:
     """The install to work on; warns on stderr when its version differs from gwctl's."""
     try:
-        install = locate(home(), admin_url)
+        install = locate(home(), admin_url, selected_instance())
     except InstallError as exc:
         fail(str(exc))
     if check_version:

@@ -1,55 +1,143 @@
-"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables|ratelimitconfig [NAME]`:
-resources with their status, as the established tool's tables (REFERENCE.md §7.3) or as
-manifests (`-o yaml|json`)."""
+"""`gwctl get KIND [NAME]`: every resource of a kind in the install, with its status, as the
+established tool's tables (REFERENCE.md §7.3) or as manifests (`-o yaml|json`).
+
+Nothing is hidden: a resource whose manifest the store could not accept (an unknown field, a
+bad value) is listed Rejected with the reason even when no version of it was ever accepted,
+and a file that cannot be parsed at all (so no resource can be told from it) is named on
+stderr. Every namespace is listed unless `-n NAMESPACE` narrows it (`-A` says "all" outright).
+
+Each kind's command is made by `register()`; the tables live next to it (this module: the
+routing kinds; `get_gateways`, `get_options`, `get_more`: the others).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
 
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
+from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail, warn
 from gw.cli.install import CONTROLLER_NAMESPACE, Install, InstallError
 from gw.cli.tables import render_table
 
 app = typer.Typer(help="List resources with their status.", no_args_is_help=True)
 
+Table = Callable[[list[dict[str, Any]]], str]
+NameArg = Annotated[str | None, typer.Argument(help="Only the resource of this name.")]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option("-n", "--namespace", help="Only this namespace (default: every namespace)."),
+]
+AllNamespaces = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="Every namespace (overrides -n).")
+]
+
+
+def register(kind: str, names: Sequence[str], help: str, table: Table) -> None:
+    """Add `gwctl get <names[0]>` (the other names are hidden aliases) for `kind`."""
+
+    def command(
+        name: NameArg = None,
+        output: OutputOpt = Output.table,
+        namespace: NamespaceOpt = None,
+        all_namespaces: AllNamespaces = False,
+        admin_url: AdminUrl = None,
+    ) -> None:
+        install = connect(admin_url)
+        wanted = None if all_namespaces else namespace
+        resources = resources_of(install, kind, name, namespace=wanted, report_unreadable=True)
+        emit(resources, output, table(resources))
+
+    command.__doc__ = help
+    first, *aliases = names
+    app.command(first, help=help)(command)
+    for alias in aliases:
+        app.command(alias, help=help, hidden=True)(command)
+
 
 def resources_of(
-    install: Install, kind: str, name: str | None, *, missing_ok: bool = False
+    install: Install,
+    kind: str,
+    name: str | None,
+    *,
+    missing_ok: bool = False,
+    namespace: str | None = None,
+    report_unreadable: bool = False,
 ) -> list[dict[str, Any]]:
-    """Resources of a kind as manifests, each with its status under `status.statuses`."""
+    """Resources of a kind as manifests, each with its status under `status.statuses`,
+    sorted by namespace and name. A resource the store could not accept at all is a stub
+    (kind, name, namespace, status) so that it is listed with its reason."""
     try:
         resources = install.admin("/snapshots/input")
         statuses = install.admin("/statuses")
     except InstallError as exc:
         fail(str(exc))
-    by_key = {(s["kind"], s["namespace"], s["name"]): s["status"] for s in statuses["resources"]}
-    out = []
+    found: dict[tuple[str, str], dict[str, Any]] = {}
     for resource in resources:
         meta = resource["metadata"]
-        if resource["kind"] != kind or (name and meta["name"] != name):
+        if resource["kind"] == kind:
+            found[(meta.get("namespace", "default"), meta["name"])] = resource
+    status_of = {
+        (s["namespace"], s["name"]): s["status"] for s in statuses["resources"] if s["kind"] == kind
+    }
+    for key in status_of:
+        found.setdefault(key, _stub(kind, *key))
+    for error in statuses["inputErrors"]:
+        key = error.get("resource")
+        if key and key["kind"] == kind:
+            where = (key["namespace"], key["name"])
+            found.setdefault(where, _stub(kind, *where))
+            if where not in status_of and _statusless(kind):
+                # The orchestrator's own kinds (secrets) have no status: the error is it.
+                status_of[where] = _unreadable_status(error)
+    out = []
+    for where, resource in sorted(found.items()):
+        if (name and where[1] != name) or (namespace and where[0] != namespace):
             continue
-        status = by_key.get((kind, meta.get("namespace", "default"), meta["name"]))
+        status = status_of.get(where)
         if status is not None:
             resource = {**resource, "status": {"statuses": {CONTROLLER_NAMESPACE: status}}}
         out.append(resource)
+    if report_unreadable:
+        _warn_unreadable(statuses["inputErrors"])
     if name and not out and not missing_ok:
-        fail(f"{kind} {name!r} not found")
+        fail(f"{kind} {name!r} not found" + (f" in namespace {namespace}" if namespace else ""))
     return out
 
 
-@app.command("upstreams")
-@app.command("upstream", hidden=True)
-@app.command("us", hidden=True)
-def get_upstreams(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List upstreams with type, status and details."""
-    resources = resources_of(connect(admin_url), "Upstream", name)
-    emit(resources, output, upstream_table(resources))
+def _statusless(kind: str) -> bool:
+    from gw.api import STATUSLESS_KINDS  # the models load only on this rare path
+
+    return kind in STATUSLESS_KINDS
+
+
+def _stub(kind: str, namespace: str, name: str) -> dict[str, Any]:
+    """A resource the store holds no accepted version of: what its status is about."""
+    from gw.api import kind_for
+
+    model = kind_for(kind)
+    return {
+        "apiVersion": model.API_VERSION if model else "",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+    }
+
+
+def _unreadable_status(error: dict[str, Any]) -> dict[str, Any]:
+    where = f"{error['source']}: " if error.get("source") else ""
+    return {"state": "Rejected", "reason": f"{where}{error['message']}", "reportedBy": "gw"}
+
+
+def _warn_unreadable(errors: list[dict[str, Any]]) -> None:
+    """Files no resource can be told from: whatever they hold is not listed."""
+    unkeyed = [e for e in errors if not e.get("resource")]
+    if not unkeyed:
+        return
+    noun = "manifest" if len(unkeyed) == 1 else "manifests"
+    lines = [f"Warning: {len(unkeyed)} {noun} could not be read; what they hold is not listed:"]
+    lines += [f"  {e['source'] or '?'}: {e['message']}" for e in unkeyed]
+    warn("\n".join(lines))
 
 
 def upstream_table(resources: list[dict[str, Any]]) -> str:
@@ -58,19 +146,6 @@ def upstream_table(resources: list[dict[str, Any]]) -> str:
         for r in resources
     ]
     return render_table(["Upstream", "Type", "Status", "Details"], rows)
-
-
-@app.command("virtualservice")
-@app.command("virtualservices", hidden=True)
-@app.command("vs", hidden=True)
-def get_virtualservice(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List virtual services with domains, SSL, status and routes."""
-    resources = resources_of(connect(admin_url), "VirtualService", name)
-    emit(resources, output, virtualservice_table(resources))
 
 
 def virtualservice_table(resources: list[dict[str, Any]]) -> str:
@@ -82,7 +157,8 @@ def virtualservice_table(resources: list[dict[str, Any]]) -> str:
             [
                 r["metadata"]["name"],
                 spec.get("displayName", ""),
-                ", ".join(vhost.get("domains") or ["*"]),
+                # A resource never accepted (no spec) serves no domain at all.
+                ", ".join(vhost.get("domains") or (["*"] if "spec" in r else [])),
                 ssl_kind(spec),
                 state_text(r),
                 "",
@@ -104,19 +180,6 @@ def virtualservice_table(resources: list[dict[str, Any]]) -> str:
     return render_table(headers, rows)
 
 
-@app.command("routetable")
-@app.command("routetables", hidden=True)
-@app.command("rt", hidden=True)
-def get_routetables(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List route tables with their routes and status."""
-    resources = resources_of(connect(admin_url), "RouteTable", name)
-    emit(resources, output, routetable_table(resources))
-
-
 def routetable_table(resources: list[dict[str, Any]]) -> str:
     rows = [
         [
@@ -130,19 +193,6 @@ def routetable_table(resources: list[dict[str, Any]]) -> str:
         for r in resources
     ]
     return render_table(["Route Table", "Routes", "Status"], rows)
-
-
-@app.command("upstreamgroup")
-@app.command("upstreamgroups", hidden=True)
-@app.command("ug", hidden=True)
-def get_upstreamgroups(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List upstream groups with status, total weight and destinations."""
-    resources = resources_of(connect(admin_url), "UpstreamGroup", name)
-    emit(resources, output, upstreamgroup_table(resources))
 
 
 def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
@@ -159,19 +209,6 @@ def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
     return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
 
 
-@app.command("ratelimitconfig")
-@app.command("ratelimitconfigs", hidden=True)
-@app.command("rlc", hidden=True)
-def get_ratelimitconfig(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List rate limit configs with status and their top-level descriptors."""
-    resources = resources_of(connect(admin_url), "RateLimitConfig", name)
-    emit(resources, output, ratelimitconfig_table(resources))
-
-
 def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
@@ -182,6 +219,38 @@ def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
         ]
         rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
     return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
+
+
+register(
+    "VirtualService",
+    ("virtualservice", "virtualservices", "vs"),
+    "List virtual services with domains, SSL, status and routes.",
+    virtualservice_table,
+)
+register(
+    "RouteTable",
+    ("routetable", "routetables", "rt"),
+    "List route tables with their routes and status.",
+    routetable_table,
+)
+register(
+    "Upstream",
+    ("upstreams", "upstream", "us"),
+    "List upstreams with type, status and details.",
+    upstream_table,
+)
+register(
+    "UpstreamGroup",
+    ("upstreamgroup", "upstreamgroups", "ug"),
+    "List upstream groups with status, total weight and destinations.",
+    upstreamgroup_table,
+)
+register(
+    "RateLimitConfig",
+    ("ratelimitconfig", "ratelimitconfigs", "rlc"),
+    "List rate limit configs with status and their top-level descriptors.",
+    ratelimitconfig_table,
+)
 
 
 def state_text(resource: dict[str, Any]) -> str:

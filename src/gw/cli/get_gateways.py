@@ -8,28 +8,17 @@ admin API (`/snapshots/proxy-resources`) with their own statuses. The commands j
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
-from gw.cli.get import app, resources_of, state_text
+from gw.cli.get import AllNamespaces, NameArg, NamespaceOpt, app, register, state_text
 from gw.cli.install import InstallError
 from gw.cli.tables import render_table
 
-__all__ = ["get_gateways", "get_proxy"]
+__all__ = ["gateway_table", "get_proxy"]
 
 
-@app.command("gateways")
-@app.command("gateway", hidden=True)
-@app.command("gw", hidden=True)
-def get_gateways(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List gateways with their listener, proxies and status."""
-    resources = resources_of(connect(admin_url), "Gateway", name)
+def gateway_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
         spec = r.get("spec", {})
@@ -44,8 +33,15 @@ def get_gateways(
                 state_text(r),
             ]
         )
-    table = render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
-    emit(resources, output, table)
+    return render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
+
+
+register(
+    "Gateway",
+    ("gateways", "gateway", "gw"),
+    "List gateways with their listener, proxies and status.",
+    gateway_table,
+)
 
 
 def _selection_text(http: dict[str, Any]) -> str:
@@ -70,8 +66,10 @@ def _selection_text(http: dict[str, Any]) -> str:
 @app.command("proxies", hidden=True)
 @app.command("px", hidden=True)
 def get_proxy(
-    name: Annotated[str | None, typer.Argument()] = None,
+    name: NameArg = None,
     output: OutputOpt = Output.table,
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespaces = False,
     admin_url: AdminUrl = None,
 ) -> None:
     """List the proxies the control plane built, with listeners, virtual hosts and status."""
@@ -79,7 +77,13 @@ def get_proxy(
         proxies = connect(admin_url).admin("/snapshots/proxy-resources")
     except InstallError as exc:
         fail(str(exc))
-    proxies = [p for p in proxies if not name or p["metadata"]["name"] == name]
+    wanted = None if all_namespaces else namespace
+    proxies = [
+        p
+        for p in proxies
+        if (not name or p["metadata"]["name"] == name)
+        and (not wanted or p["metadata"]["namespace"] == wanted)
+    ]
     if name and not proxies:
         fail(f"Proxy {name!r} not found")
     rows = []

@@ -2,22 +2,24 @@
 
 `Install` is the one interface the commands use; each kind of installation implements it:
 
-- `FolderInstall`: `gw up DIR` on this machine. Its state file, `$GW_HOME/up.json`, says
-  where the proxy, the control plane's admin server and the Envoy admin listen, and where
-  the logs are. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a control plane directly.
+- `FolderInstall`: `gw up DIR` on this machine. Each `gw up` is an instance with a state
+  directory of its own (`gw.instance`); its state file says where the proxy, the control
+  plane's admin server and the Envoy admin listen, and where the logs are. gwctl works on the
+  instance named with `--instance` (or `GW_INSTANCE`), else the one serving the current
+  folder, else the only one running. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a
+  control plane directly.
 - `OrchInstall` (`orch_install.py`): an orchestrator install, reached through the API server
   (the admin API over its service proxy, logs, objects) and `kubectl port-forward` (Envoy's
   admin on 19000, xDS on 9977); see docs/kubernetes.md. Chosen by `GW_INSTALL=orch`, or
   when no `gw up` runs here and a kubeconfig is there.
 
-Commands never read `up.json` or build URLs themselves.
+Commands never read state files or build URLs themselves.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import time
 from abc import ABC, abstractmethod
@@ -281,31 +283,40 @@ class FolderInstall(Install):
         return {"kind": self.kind, "stateFile": str(self.state_path), **self.state}
 
 
-def locate(home: Path, admin_url: str | None = None) -> Install:
-    """The install gwctl talks to: `--admin-url` if given, else the running `gw up`."""
-    state_path = home / "up.json"
-    state: dict[str, Any] | None = None
-    if state_path.exists():
-        try:
-            state = json.loads(state_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise InstallError(
-                f"{state_path} is not valid JSON ({exc}); delete it and run `gw up` again"
-            ) from None
+def locate(
+    home: Path,
+    admin_url: str | None = None,
+    instance: str | None = None,
+    cwd: Path | None = None,
+) -> Install:
+    """The install gwctl talks to: `--admin-url` if given, else a running `gw up` (see the
+    module's docstring for which), else the orchestrator's when a kubeconfig is there."""
+    from gw.instance import InstanceError, select
+
     wanted = os.environ.get("GW_INSTALL", "").lower()
+    orch = wanted in ("orch", "orchestrator")
+    found = None
+    if not orch:
+        try:
+            found = select(home, instance, cwd or Path.cwd())
+        except InstanceError as exc:
+            if admin_url is None:
+                raise InstallError(str(exc)) from None
+    state = found[1] if found else None
+    state_path = found[0].state_file if found else home / "instances"
     if admin_url:
         # The state file describes the `gw up` it came from: only use it for that one.
         same = state is not None and state.get("adminUrl") == admin_url.rstrip("/")
         return FolderInstall(admin_url, state if same else None, state_path)
-    if wanted in ("orch", "orchestrator") or (state is None and wanted != "folder"):
+    if orch or (state is None and wanted != "folder"):
         from gw.cli.orch_install import OrchInstall, cluster_configured
 
         if wanted or cluster_configured():
             return OrchInstall(namespace=os.environ.get("GW_NAMESPACE") or CONTROLLER_NAMESPACE)
     if state is None:
         raise InstallError(
-            f"no gw installation found: {state_path} does not exist. Start one with "
-            "`gw up DIR`, or point gwctl at a control plane with --admin-url"
+            f"no gw installation found: no `gw up` is running (none in {home / 'instances'}). "
+            "Start one with `gw up DIR`, or point gwctl at a control plane with --admin-url"
         )
     return FolderInstall(state["adminUrl"], state, state_path)
 
