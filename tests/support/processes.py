@@ -25,6 +25,7 @@ def gw_env(home: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env["GW_HOME"] = str(home)
     env.pop("GW_ADMIN_URL", None)
+    env.pop("GW_INSTANCE", None)
     return env
 
 
@@ -204,19 +205,23 @@ class GwUp:
             home / "gw-up.log",
         )
         try:
-            wait_until(self._ready, timeout=30, what="gw up to be ready")
+            state = wait_until(self._ready, timeout=30, what="gw up to be ready")
         except TimeoutError:
             self.stop()
             raise TimeoutError(
                 f"gw up did not get ready; its output:\n{self.process.output()}"
             ) from None
-
-    def _ready(self) -> bool:
-        if not self.process.alive():
+        if state == "exited":
+            self.stop()
             raise RuntimeError(f"gw up exited:\n{self.process.output()}")
+
+    def _ready(self) -> str | None:
+        """`ready`, `exited` (at once: a gw up that failed to start), or None (not yet)."""
+        if not self.process.alive():
+            return "exited"
         live = httpx.get(self.proxy_admin_url + "/ready", timeout=1)
         proxies = self.admin("/proxies")
-        return live.status_code == 200 and proxies["translation"]["count"] > 0
+        return "ready" if live.status_code == 200 and proxies["translation"]["count"] > 0 else None
 
     def admin(self, path: str) -> Any:
         response = httpx.get(self.admin_url + path, timeout=5)

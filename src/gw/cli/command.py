@@ -13,7 +13,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
 import yaml
 
@@ -56,11 +55,19 @@ def home() -> Path:
     return Path(os.environ.get("GW_HOME") or Path.home() / ".gw")
 
 
+#: `gwctl --instance NAME` (or `GW_INSTANCE`), set by gwctl's top-level options for the
+#: command that runs in this process.
+_instance: str | None = None
+
+
+def use_instance(name: str | None) -> None:
+    global _instance
+    _instance = name or None
+
+
 def selected_instance() -> str | None:
-    """`gwctl --instance NAME` (or `GW_INSTANCE`): the `gw up` instance to work on."""
-    context = click.get_current_context(silent=True)
-    value = context.find_root().params.get("instance") if context is not None else None
-    return value if isinstance(value, str) and value else None
+    """The `gw up` instance to work on, when one was named."""
+    return _instance
 
 
 def connect(admin_url: str | None, *, check_version: bool = True) -> Install:

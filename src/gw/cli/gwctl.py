@@ -16,6 +16,7 @@ import typer
 
 from gw import __version__
 from gw.cli import (
+    apply,
     check,
     create,
     debug,
@@ -32,6 +33,7 @@ from gw.cli.command import (
     emit,
     home,
     selected_instance,
+    use_instance,
     version_mismatch,
     warn,
 )
@@ -47,6 +49,8 @@ app.add_typer(proxy_cmd.app, name="proxy")
 app.add_typer(debug.app, name="debug")
 app.add_typer(create.app, name="create")
 app.command("check")(check.check)
+app.command("apply")(apply.apply)
+app.command("delete")(apply.delete)
 
 
 @app.callback()
@@ -62,6 +66,7 @@ def options(
     ] = None,
 ) -> None:
     """gwctl: inspect and operate a gw installation."""
+    use_instance(instance)
 
 
 app.command("validate")(offline.validate)

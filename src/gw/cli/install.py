@@ -134,6 +134,14 @@ class Install(ABC):
         """Store a new resource (`text` is its YAML); returns where it went."""
 
     @abstractmethod
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        """Create or replace a resource (`text` is its YAML document); True when created."""
+
+    @abstractmethod
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        """Delete a resource; False when there was none."""
+
+    @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What and where the install is (for `debug yaml`), with no secret in it."""
 
@@ -155,7 +163,6 @@ class FolderInstall(Install):
     """`gw up DIR` on this machine."""
 
     kind = "folder"
-    CREATED_DIR = "gwctl-created"
 
     def __init__(self, admin_url: str, state: dict[str, Any] | None, state_path: Path) -> None:
         self.admin_url = admin_url.rstrip("/")
@@ -264,20 +271,66 @@ class FolderInstall(Install):
         raise InstallError(f"no log file for {name} in {self.state_path}")
 
     def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
+        from gw.cli import served_folder
+
         folder = Path(self._need("folder", "served folder"))
         meta = manifest["metadata"]
-        target = folder / self.CREATED_DIR
-        target.mkdir(exist_ok=True)
-        path = target / f"{manifest['kind'].lower()}-{meta['namespace']}-{meta['name']}.yaml"
-        # Write aside, then move into place: the control plane never reads half a file. A
-        # secret's file is never readable by others, not even for a moment.
-        temp = target / f".{path.name}.tmp"
-        mode = 0o600 if manifest["kind"] == "Secret" else 0o644
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-        temp.replace(path)
+        path = served_folder.new_file(folder, manifest["kind"], meta["namespace"], meta["name"])
+        served_folder.write_atomically(path, text, private=manifest["kind"] == "Secret")
         return str(path)
+
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        """Replace the document that holds the resource (or the one that failed to, when
+        it is broken), or write a new file for a new resource."""
+        from gw.cli import served_folder
+
+        folder = Path(self._need("folder", "served folder"))
+        meta = manifest["metadata"]
+        key = (manifest["kind"], meta.get("namespace") or "default", meta["name"])
+        where = self._location(key)
+        private = manifest["kind"] == "Secret"
+        try:
+            if where is None:
+                served_folder.put_document(
+                    served_folder.new_file(folder, *key), None, text, private=private
+                )
+                return True
+            path = folder / where[0]
+            served_folder.check_document(path, where[1], key)
+            served_folder.put_document(path, where[1], text, private=private)
+        except (served_folder.EditError, OSError) as exc:
+            raise InstallError(f"cannot write {key[0]} {key[1]}.{key[2]}: {exc}") from None
+        return False
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        from gw.cli import served_folder
+
+        folder = Path(self._need("folder", "served folder"))
+        where = self._location((kind, namespace, name))
+        if where is None:
+            return False
+        path = folder / where[0]
+        try:
+            served_folder.check_document(path, where[1], (kind, namespace, name))
+            served_folder.remove_document(path, where[1])
+        except (served_folder.EditError, OSError) as exc:
+            raise InstallError(f"cannot delete {kind} {namespace}.{name}: {exc}") from None
+        return True
+
+    def _location(self, key: tuple[str, str, str]) -> tuple[str, int] | None:
+        """(file in the folder, document) holding the resource as the store read it: the
+        accepted manifest, else the broken one that meant it."""
+        statuses = self.admin("/statuses")
+        rows = [i for i in statuses["inputs"] if (i["kind"], i["namespace"], i["name"]) == key]
+        rows += [
+            e
+            for e in statuses["inputErrors"]
+            if e.get("resource") and tuple(e["resource"].values()) == key
+        ]
+        for row in rows:
+            if row.get("file") and row.get("document"):
+                return str(row["file"]), int(row["document"])
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "stateFile": str(self.state_path), **self.state}
