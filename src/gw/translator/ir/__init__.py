@@ -62,7 +62,7 @@ from gw.translator.ir.routes import (
     WeightedCluster,
 )
 from gw.translator.ir.secrets import TlsSecret
-from gw.translator.ir.source import SourceRef
+from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -166,6 +166,7 @@ __all__ = [
     "RetryPolicy",
     "Route",
     "RouteMatch",
+    "RouteOrigin",
     "ServiceSelection",
     "Set",
     "SocketOption",
