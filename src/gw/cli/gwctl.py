@@ -20,6 +20,7 @@ from gw.cli import (
     check,
     create,
     debug,
+    explain,
     get,
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
     get_more,  # noqa: F401 (adds `get authconfig`, `secret`, `settings` ...)
@@ -50,6 +51,7 @@ app.add_typer(debug.app, name="debug")
 app.add_typer(create.app, name="create")
 app.command("check")(check.check)
 app.command("apply")(apply.apply)
+app.command("explain")(explain.explain_command)
 app.command("delete")(apply.delete)
 
 

@@ -148,6 +148,10 @@ class Install(ABC):
     def server_version(self) -> str:
         return str(self.admin("/version")["version"])
 
+    def manifest_folder(self) -> Path | None:
+        """The folder the control plane reads manifests from, when gwctl can read it too."""
+        return None
+
     @functools.cached_property
     def http(self) -> httpx.Client:
         """One HTTP client for every call of a command (setting one up costs ~0.1 s).
@@ -331,6 +335,10 @@ class FolderInstall(Install):
             if row.get("file") and row.get("document"):
                 return str(row["file"]), int(row["document"])
         return None
+
+    def manifest_folder(self) -> Path | None:
+        folder = self.state.get("folder")
+        return Path(folder) if folder else None
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "stateFile": str(self.state_path), **self.state}

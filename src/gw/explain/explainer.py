@@ -1,0 +1,189 @@
+"""`explain()`: one request through one proxy's served configuration, in Envoy's order.
+
+listener and filter chain → connection manager (headers with underscores dropped, the path
+normalized, an escaped slash redirected) → virtual host by `Host` → the first route that
+matches (the ones before it, and why each did not; the later ones that match too) → the HTTP
+filters in chain order, the first to answer ending it (jwt_authn, rbac, ext_authz ...; a
+JWT provider that writes claims into headers makes Envoy choose the route again) → the
+router: an answer of its own, or the clusters and endpoints the request is forwarded to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from envoy.config.core.v3 import protocol_pb2
+from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+
+from gw.explain import filters, listeners
+from gw.explain.explanation import Explanation, Outcome, RouteCheck
+from gw.explain.matching import (
+    PreparedPath,
+    describe_match,
+    prepare_path,
+    route_check,
+    select_virtual_host,
+)
+from gw.explain.outcome import header_changes, route_outcome
+from gw.explain.request import Request
+from gw.explain.served import Served
+
+_DROP_UNDERSCORES = protocol_pb2.HttpProtocolOptions.DROP_HEADER
+_UNESCAPE_AND_REDIRECT = hcm_pb2.HttpConnectionManager.UNESCAPE_AND_REDIRECT
+
+
+def explain(served: Served, request: Request, *, port: int, now: float) -> Explanation:
+    """What the proxy serving `served` does with `request` arriving on `port`; `now` is the
+    time tokens are checked against (seconds since the epoch)."""
+    line = f"{request.method} {request.scheme}://{request.authority}{request.target}"
+    conn = listeners.connect(served, request, port)
+    if conn.closed is not None or conn.manager is None or conn.routes is None:
+        outcome = Outcome(action="close", by="listener", reason=conn.closed or "")
+        if conn.routes is None and conn.manager is not None:
+            outcome = Outcome(action="respond", by="no route", status=404, body="")
+        return Explanation(request=line, connection=conn.steps, outcome=outcome)
+    manager = conn.manager
+    request, notes = _drop_underscored(request, manager)
+    prepared = prepare_path(
+        request.target,
+        normalize=manager.normalize_path.value,
+        merge_slashes=manager.merge_slashes,
+        unescape_and_redirect=manager.path_with_escaped_slashes_action == _UNESCAPE_AND_REDIRECT,
+    )
+    base = Explanation(
+        request=line,
+        connection=conn.steps,
+        path=prepared.path,
+        path_changes=prepared.changes,
+        outcome=Outcome(action="respond", by="", status=None),
+        notes=tuple(notes),
+    )
+    if prepared.redirect is not None:
+        redirect = Outcome(
+            action="respond",
+            by="connection manager (escaped slash in the path)",
+            status=307,
+            body="",
+            headers=(("location", prepared.redirect),),
+        )
+        return _replace(base, outcome=redirect)
+    vhosts = conn.routes.virtual_hosts
+    vhost, why = _select(vhosts, request, manager)
+    if vhost is None:
+        return _replace(
+            base,
+            virtual_host_why=why,
+            outcome=Outcome(action="respond", by="no virtual host", status=404, body=""),
+        )
+    base = _replace(
+        base,
+        virtual_host=vhost.name,
+        virtual_host_why=why,
+        virtual_host_source=served.sources.virtual_hosts.get(vhost.name),
+    )
+    checks = _checks(vhost.routes, request, prepared, served)
+    winner = next((i for i, c in enumerate(checks) if c.matched), None)
+    if winner is None:
+        return _replace(
+            base,
+            earlier=tuple(checks),
+            outcome=Outcome(action="respond", by="no route", status=404, body=""),
+        )
+    route = vhost.routes[winner]
+    ctx = filters.Context(
+        request=request,
+        prepared=prepared,
+        route=route,
+        vhost=vhost,
+        route_config=conn.routes,
+        now=now,
+    )
+    steps, stop = filters.walk(manager, ctx)
+    if stop is None and ctx.reselect and ctx.claim_headers:
+        rechosen = _rechoose(vhost, request, ctx.claim_headers, prepared, served)
+        if rechosen is not None and rechosen[0] != winner:
+            winner, checks = rechosen
+            route = vhost.routes[winner]
+            notes.append("jwt_authn wrote claims into headers: Envoy chose the route again")
+    base = _replace(
+        base,
+        route=checks[winner],
+        earlier=tuple(checks[:winner]),
+        shadowed=tuple(c for c in checks[winner + 1 :] if c.matched),
+        filters=tuple(steps),
+        header_changes=header_changes(route, vhost),
+        notes=tuple(notes),
+    )
+    if stop is not None:
+        outcome = Outcome(
+            action="respond" if stop.status is not None else "extauth",
+            by=stop.by,
+            status=stop.status,
+            body=stop.body,
+            headers=stop.headers,
+            reason=stop.reason,
+        )
+        return _replace(base, outcome=outcome)
+    return _replace(base, outcome=route_outcome(route, request, prepared, served))
+
+
+def _select(
+    vhosts: Sequence[rc_pb2.VirtualHost], request: Request, manager: hcm_pb2.HttpConnectionManager
+) -> tuple[rc_pb2.VirtualHost | None, str]:
+    ignore_port = manager.strip_any_host_port
+    return select_virtual_host(vhosts, request.authority, ignore_port=ignore_port)
+
+
+def _checks(
+    routes: Sequence[rc_pb2.Route], request: Request, prepared: PreparedPath, served: Served
+) -> list[RouteCheck]:
+    out = []
+    for route in routes:
+        ok, conditions = route_check(route.match, request, prepared)
+        out.append(
+            RouteCheck(
+                name=route.name,
+                matcher=describe_match(route.match),
+                matched=ok,
+                conditions=tuple((c.ok, c.why) for c in conditions),
+                source=served.sources.routes.get(route.name),
+            )
+        )
+    return out
+
+
+def _rechoose(
+    vhost: rc_pb2.VirtualHost,
+    request: Request,
+    added: list[tuple[str, str]],
+    prepared: PreparedPath,
+    served: Served,
+) -> tuple[int, list[RouteCheck]] | None:
+    names = {name for name, _ in added}
+    headers = tuple((n, v) for n, v in request.headers if n not in names) + tuple(added)
+    again = dataclasses.replace(request, headers=headers)
+    checks = _checks(vhost.routes, again, prepared, served)
+    winner = next((i for i, c in enumerate(checks) if c.matched), None)
+    return None if winner is None else (winner, checks)
+
+
+def _drop_underscored(
+    request: Request, manager: hcm_pb2.HttpConnectionManager
+) -> tuple[Request, list[str]]:
+    options = manager.common_http_protocol_options
+    if options.headers_with_underscores_action != _DROP_UNDERSCORES:
+        return request, []
+    dropped = [n for n, _ in request.headers if "_" in n]
+    if not dropped:
+        return request, []
+    kept = tuple((n, v) for n, v in request.headers if "_" not in n)
+    note = f"headers with underscores are dropped before anything reads them: {', '.join(dropped)}"
+    return dataclasses.replace(request, headers=kept), [note]
+
+
+def _replace(explanation: Explanation, **changes: object) -> Explanation:
+    return dataclasses.replace(explanation, **changes)  # type: ignore[arg-type]
