@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gw.cli.explain import Sent
     from gw.explain.explanation import Explanation, FilterStep, Outcome, RouteCheck
-    from gw.explain.served import Origin, RouteSource
+    from gw.explain.served import RouteSource
 
 _UPSTREAM_FAILED = "upstream connect error"
 
@@ -23,10 +23,10 @@ def render(explanation: Explanation, note: str, sent: Sent | None) -> str:
         lines.append(f"Path          {explanation.path}{changes}")
     if explanation.virtual_host_why:
         vhost = explanation.virtual_host or "none"
-        source = _origin(explanation.virtual_host_source)
-        lines += _section(
-            "Virtual host", [f"{vhost}{source}", f"why: {explanation.virtual_host_why}"]
-        )
+        source = explanation.virtual_host_source
+        written = f", from {source}" if source is not None else ""
+        why = f"why: {explanation.virtual_host_why}"
+        lines += _section("Virtual host", [f"{vhost}{written}", why])
     if explanation.route is not None:
         lines += _section("Route", _route(explanation.route))
     if explanation.earlier:
@@ -58,10 +58,6 @@ def _section(title: str, body: list[str]) -> list[str]:
     return [head + body[0], *(f"{'':14}{line}" for line in body[1:])]
 
 
-def _origin(origin: Origin | None) -> str:
-    return f" ({origin})" if origin is not None else ""
-
-
 def _where(source: RouteSource | None) -> str:
     return f" ({source.origin})" if source is not None else ""
 
@@ -80,7 +76,8 @@ def _miss(check: RouteCheck) -> list[str]:
 
 
 def _filter(index: int, step: FilterStep) -> list[str]:
-    head = f"{index + 1}. {step.kind} ({step.name}): {step.summary}"
+    named = "" if step.name.endswith(step.kind) else f" ({step.name})"
+    head = f"{index + 1}. {step.kind}{named}: {step.summary}"
     if not step.acts:
         return [head]
     return [head, *(f"     {d}" for d in step.details), f"     → {step.verdict}"]

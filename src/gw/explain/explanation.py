@@ -76,7 +76,7 @@ class Outcome:
             return f"the extauth server decides ({self.reason})"
         if self.action == "close":
             return f"connection closed: {self.reason}"
-        body = f" {self.body}" if self.body else ""
+        body = f" {self.body}".rstrip("\n").replace("\n", "\\n") if self.body else ""
         return f"{self.status}{body}"
 
 
