@@ -5,7 +5,8 @@ makes it refuse the update (a NACK `cannot bind '127.0.0.1:8080': Address alread
 and it keeps serving nothing there. Left alone, `gw up` would print that it is up while no
 request can reach it. This server starts (so `lifecycle.serve()` goes on) only when the
 proxy has accepted its first listeners; a port clash makes it fail to start, which stops
-everything and makes `gw up` exit non-zero with the port named. Later clashes (a Gateway
+everything and makes `gw up` exit non-zero with the port named; so does a proxy that exits
+as it starts (its admin port taken: the reason is read from its log). Later clashes (a Gateway
 edited to a taken port) are the Proxy's status, as every NACK is: the proxy keeps serving
 what it has.
 """
@@ -15,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from gw.xds.server import AdsServer, TypeState
 
 LDS = "type.googleapis.com/envoy.config.listener.v3.Listener"
-_CANNOT_BIND = re.compile(r"cannot bind '([^']+)': ([^;\n]+)")
+_CANNOT_BIND = re.compile(r"cannot bind '([^']+)': ([^;\n`]+?)(?: initializing config|$|;)", re.M)
 
 
 class PortTaken(Exception):
@@ -29,11 +32,21 @@ class PortTaken(Exception):
 class ListenersBound:
     name = "listeners"
 
-    def __init__(self, ads: AdsServer, role: str, *, log: str, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        ads: AdsServer,
+        role: str,
+        *,
+        log: Path,
+        restarts: Callable[[], int],
+        timeout: float = 60.0,
+    ) -> None:
         self.ads = ads
         self.role = role
-        #: Where the proxy logs (named when it never connects).
+        #: Where the proxy logs: why it could not start, when it could not.
         self.log = log
+        #: How often the proxy process was restarted: once is a failed start.
+        self.restarts = restarts
         self.timeout = timeout
 
     async def start(self) -> None:
@@ -41,6 +54,8 @@ class ListenersBound:
         a taken port, or did not take them within `timeout` seconds."""
         deadline = time.monotonic() + self.timeout
         while (state := self._listeners()) is None or not _settled(state):
+            if self.restarts() > 0:
+                raise PortTaken(self._start_failure())
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"the proxy did not take its listeners within {self.timeout:g}s; "
@@ -57,6 +72,17 @@ class ListenersBound:
 
     async def stop(self) -> None:
         return None
+
+    def _start_failure(self) -> str:
+        """Why the proxy exited before it took its listeners, from its log."""
+        try:
+            text = self.log.read_text(errors="replace")[-20000:]
+        except OSError:
+            text = ""
+        taken = _CANNOT_BIND.findall(text.replace("`", ""))
+        if taken:
+            return port_taken_message(taken[-1:])
+        return f"the proxy exited as it started; see its log, {self.log}"
 
     def _listeners(self) -> TypeState | None:
         for connection in list(self.ads.connections.values()):

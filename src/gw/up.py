@@ -98,8 +98,12 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     servers: list[lifecycle.Server] = [*plane.servers, *children, *_echo(options)]
     servers.append(lifecycle.TaskServer("envoy", envoy.run, stop=envoy.stop))
     # Up only once the proxy listens: a taken port fails `gw up` (gw.portcheck).
-    proxy_log = str(options.home / "logs" / "gateway-proxy.log")
-    servers.append(ListenersBound(plane.ads, defaults.PROXY_ROLE, log=proxy_log))
+    proxy_log = options.home / "logs" / "gateway-proxy.log"
+    servers.append(
+        ListenersBound(
+            plane.ads, defaults.PROXY_ROLE, log=proxy_log, restarts=lambda: envoy.restarts
+        )
+    )
     state: list[Path] = []
 
     def started() -> None:

@@ -113,6 +113,25 @@ def test_a_taken_proxy_port_fails_gw_up(tmp_path: Path) -> None:
     assert "is up" not in output
 
 
+def test_a_taken_proxy_admin_port_fails_gw_up_at_once(tmp_path: Path) -> None:
+    """Envoy cannot start at all: gw up says why (from Envoy's log) instead of retrying."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(RuntimeError) as failed:
+            GwUp(
+                site(tmp_path / "admin", "admin"),
+                tmp_path / "home",
+                "--proxy-admin-port",
+                str(port),
+            )
+    assert (
+        f"gw: listeners failed: the proxy cannot listen on 127.0.0.1:{port} (Address already "
+        "in use)"
+    ) in str(failed.value)
+
+
 def test_logs_start_afresh_with_each_run(tmp_path: Path) -> None:
     folder = site(tmp_path / "runs", "runs")
     home = tmp_path / "home"

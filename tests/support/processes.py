@@ -219,6 +219,8 @@ class GwUp:
         """`ready`, `exited` (at once: a gw up that failed to start), or None (not yet)."""
         if not self.process.alive():
             return "exited"
+        if not (self.state_dir / "up.json").exists():
+            return None  # written once every server started: the proxy listens
         live = httpx.get(self.proxy_admin_url + "/ready", timeout=1)
         proxies = self.admin("/proxies")
         return "ready" if live.status_code == 200 and proxies["translation"]["count"] > 0 else None
