@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from gw.explain.explanation import Explanation
+from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
 _UPSTREAM_FAILED = "upstream connect error"
@@ -62,7 +63,7 @@ def rewrite(text: str, rw: Rewrite) -> str:
             echo += key not in special
             for host in (spec.get("static") or {}).get("hosts") or []:
                 if isinstance(host, dict):
-                    host["addr"] = "127.0.0.1" if _ip(host.get("addr")) else "localhost"
+                    host["addr"] = "127.0.0.1" if is_ip(str(host.get("addr"))) else "localhost"
                     host["port"] = port
         elif kind in ("Endpoints", "Pod", "Service"):
             _loopback(doc, rw.echo_ports[0])
@@ -78,16 +79,6 @@ def rewrite(text: str, rw: Rewrite) -> str:
                 added.append({"header": {"key": ROUTE_HEADER, "value": "%ROUTE_NAME%"}})
         _replace_local_keys(doc, rw.public_pem)
     return yaml.safe_dump_all(docs, sort_keys=False)
-
-
-def _ip(value: Any) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(str(value))
-    except ValueError:
-        return False
-    return True
 
 
 def _loopback(doc: dict[str, Any], port: int) -> None:

@@ -34,8 +34,15 @@ AllNamespaces = Annotated[
 ]
 
 
-def register(kind: str, names: Sequence[str], help: str, table: Table) -> None:
-    """Add `gwctl get <names[0]>` (the other names are hidden aliases) for `kind`."""
+#: How a kind's resources are read: (install, kind, name, namespace) → manifests.
+Fetch = Callable[[Install, str, str | None, str | None], list[dict[str, Any]]]
+
+
+def register(
+    kind: str, names: Sequence[str], help: str, table: Table, fetch: Fetch | None = None
+) -> None:
+    """Add `gwctl get <names[0]>` (the other names are hidden aliases) for `kind`; its
+    resources come from the store (`resources_of`) unless `fetch` reads them elsewhere."""
 
     def command(
         name: NameArg = None,
@@ -46,7 +53,10 @@ def register(kind: str, names: Sequence[str], help: str, table: Table) -> None:
     ) -> None:
         install = connect(admin_url)
         wanted = None if all_namespaces else namespace
-        resources = resources_of(install, kind, name, namespace=wanted, report_unreadable=True)
+        if fetch is None:
+            resources = resources_of(install, kind, name, namespace=wanted, report_unreadable=True)
+        else:
+            resources = fetch(install, kind, name, wanted)
         emit(resources, output, table(resources))
 
     command.__doc__ = help

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
-from gw.cli.get import AllNamespaces, NameArg, NamespaceOpt, app, register, state_text
-from gw.cli.install import InstallError
+from gw.cli.command import fail
+from gw.cli.get import register, state_text
+from gw.cli.install import Install, InstallError
 from gw.cli.tables import render_table
 
-__all__ = ["gateway_table", "get_proxy"]
+__all__ = ["gateway_table", "proxy_table"]
 
 
 def gateway_table(resources: list[dict[str, Any]]) -> str:
@@ -62,30 +62,26 @@ def _selection_text(http: dict[str, Any]) -> str:
     return "all in " + ",".join(namespaces)
 
 
-@app.command("proxy")
-@app.command("proxies", hidden=True)
-@app.command("px", hidden=True)
-def get_proxy(
-    name: NameArg = None,
-    output: OutputOpt = Output.table,
-    namespace: NamespaceOpt = None,
-    all_namespaces: AllNamespaces = False,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List the proxies the control plane built, with listeners, virtual hosts and status."""
+def proxies_of(
+    install: Install, kind: str, name: str | None, namespace: str | None
+) -> list[dict[str, Any]]:
+    """The Proxy resources the control plane built (they are not stored)."""
     try:
-        proxies = connect(admin_url).admin("/snapshots/proxy-resources")
+        proxies = install.admin("/snapshots/proxy-resources")
     except InstallError as exc:
         fail(str(exc))
-    wanted = None if all_namespaces else namespace
-    proxies = [
+    found = [
         p
         for p in proxies
         if (not name or p["metadata"]["name"] == name)
-        and (not wanted or p["metadata"]["namespace"] == wanted)
+        and (not namespace or p["metadata"]["namespace"] == namespace)
     ]
-    if name and not proxies:
-        fail(f"Proxy {name!r} not found")
+    if name and not found:
+        fail(f"{kind} {name!r} not found")
+    return found
+
+
+def proxy_table(proxies: list[dict[str, Any]]) -> str:
     rows = []
     for p in proxies:
         listeners = p["spec"]["listeners"]
@@ -103,4 +99,13 @@ def get_proxy(
             ]
         )
     headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
-    emit(proxies, output, render_table([*headers, "Status"], rows))
+    return render_table([*headers, "Status"], rows)
+
+
+register(
+    "Proxy",
+    ("proxy", "proxies", "px"),
+    "List the proxies the control plane built, with listeners, virtual hosts and status.",
+    proxy_table,
+    fetch=proxies_of,
+)

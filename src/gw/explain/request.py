@@ -78,13 +78,10 @@ class Request:
         authority = next((v for n, v in pairs if n == "host"), parts.netloc.rpartition("@")[2])
         pairs = [(n, v) for n, v in pairs if n != "host"]
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        if source_ip is not None:
-            try:
-                ipaddress.ip_address(source_ip)
-            except ValueError:
-                raise RequestError(f"--from {source_ip!r} is not an IP address") from None
+        if source_ip is not None and _address(source_ip) is None:
+            raise RequestError(f"--from {source_ip!r} is not an IP address")
         server_name = sni
-        if server_name is None and parts.scheme == "https" and not _is_ip(parts.hostname):
+        if server_name is None and parts.scheme == "https" and _address(parts.hostname) is None:
             server_name = parts.hostname
         return cls(
             method=method.upper(),
@@ -105,9 +102,9 @@ def _header(text: str) -> tuple[str, str]:
     return name.strip().lower(), value.strip()
 
 
-def _is_ip(host: str) -> bool:
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """`text` as an IP address; None when it is a name (or nothing valid)."""
     try:
-        ipaddress.ip_address(host)
+        return ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return True
+        return None
