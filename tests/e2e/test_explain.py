@@ -87,8 +87,15 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     folder = root / "config"
     folder.mkdir()
     ratelimit_port = free_port()
+    # The extauth and rate-limit servers run, as in a default `gw up`: `gw up` declares
+    # them as Upstreams, which `validate` (offline) assumes too.
     gw = GwUp(
-        folder, root / "home", "--ratelimit-redis", redis.address, ratelimit_port=ratelimit_port
+        folder,
+        root / "home",
+        "--ratelimit-redis",
+        redis.address,
+        ratelimit_port=ratelimit_port,
+        extauth_port=free_port(),
     )
     install = locate(gw.home)
     try:
@@ -353,6 +360,8 @@ CORNER_REQUESTS = [
     ("GET", "shop.anything", "/", ()),
     ("GET", "shop.", "/", ()),
     ("GET", "a.example.com:8080", "/", ()),
+    ("GET", "a.example.com.", "/", ()),
+    ("GET", "user@a.example.com", "/", ()),
     ("GET", "z", "/inv", ()),
     ("GET", "z", "/inv", (("x-debug", "1"),)),
     ("GET", "z", "/inv", (("x-debug", "2"),)),
@@ -376,7 +385,8 @@ CORNER_REQUESTS = [
 
 
 def test_explain_follows_envoys_corners(env: Env) -> None:
-    """Domain order and wildcard lengths, absent and repeated headers, the first query
+    """Domain order and wildcard lengths, a host's trailing dot and userinfo (400 from gw's
+    host check), absent and repeated headers, the first query
     value as sent, case-insensitive exact paths, whole-path regexes, normalization, escaped
     slashes, dropped underscore headers, weights: each predicted, each sent."""
     text = rewrite(CORNERS, env.rewrite())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from envoy.config.core.v3 import protocol_pb2
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
@@ -21,6 +20,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 
 from gw.explain import filters, listeners
 from gw.explain.explanation import Explanation, Outcome, RouteCheck
+from gw.explain.manager import map_local_reply, prepare_request
 from gw.explain.matching import (
     PreparedPath,
     describe_match,
@@ -32,7 +32,6 @@ from gw.explain.outcome import header_changes, route_outcome
 from gw.explain.request import Request
 from gw.explain.served import Served
 
-_DROP_UNDERSCORES = protocol_pb2.HttpProtocolOptions.DROP_HEADER
 _UNESCAPE_AND_REDIRECT = hcm_pb2.HttpConnectionManager.UNESCAPE_AND_REDIRECT
 
 
@@ -47,7 +46,7 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
             outcome = Outcome(action="respond", by="no route", status=404, body="")
         return Explanation(request=line, connection=conn.steps, outcome=outcome)
     manager = conn.manager
-    request, notes = _drop_underscored(request, manager)
+    request, notes = prepare_request(request, manager)
     prepared = prepare_path(
         request.target,
         normalize=manager.normalize_path.value,
@@ -70,30 +69,12 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
             body="",
             headers=(("location", prepared.redirect),),
         )
-        return _replace(base, outcome=redirect)
-    vhosts = conn.routes.virtual_hosts
-    vhost, why = _select(vhosts, request, manager)
-    if vhost is None:
-        return _replace(
-            base,
-            virtual_host_why=why,
-            outcome=Outcome(action="respond", by="no virtual host", status=404, body=""),
-        )
-    base = _replace(
-        base,
-        virtual_host=vhost.name,
-        virtual_host_why=why,
-        virtual_host_source=served.sources.virtual_hosts.get(vhost.name),
-    )
-    checks = _checks(vhost.routes, request, prepared, served)
+        return _replace(base, outcome=map_local_reply(manager, request, redirect))
+    vhost, why = _select(conn.routes.virtual_hosts, request, manager)
+    base = _replace(base, virtual_host_why=why)
+    checks = _checks(vhost.routes, request, prepared, served) if vhost is not None else []
     winner = next((i for i, c in enumerate(checks) if c.matched), None)
-    if winner is None:
-        return _replace(
-            base,
-            earlier=tuple(checks),
-            outcome=Outcome(action="respond", by="no route", status=404, body=""),
-        )
-    route = vhost.routes[winner]
+    route = vhost.routes[winner] if vhost is not None and winner is not None else None
     ctx = filters.Context(
         request=request,
         prepared=prepared,
@@ -103,21 +84,29 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
         now=now,
     )
     steps, stop = filters.walk(manager, ctx)
-    if stop is None and ctx.reselect and ctx.claim_headers:
+    if vhost is not None and stop is None and ctx.reselect and ctx.claim_headers:
         rechosen = _rechoose(vhost, request, ctx.claim_headers, prepared, served)
         if rechosen is not None and rechosen[0] != winner:
             winner, checks = rechosen
             route = vhost.routes[winner]
             notes.append("jwt_authn wrote claims into headers: Envoy chose the route again")
-    base = _replace(
-        base,
-        route=checks[winner],
-        earlier=tuple(checks[:winner]),
-        shadowed=tuple(c for c in checks[winner + 1 :] if c.matched),
-        filters=tuple(steps),
-        header_changes=header_changes(route, vhost),
-        notes=tuple(notes),
-    )
+    if vhost is not None:
+        base = _replace(
+            base,
+            virtual_host=vhost.name,
+            virtual_host_source=served.sources.virtual_hosts.get(vhost.name),
+        )
+    if vhost is not None and winner is not None and route is not None:
+        base = _replace(
+            base,
+            route=checks[winner],
+            earlier=tuple(checks[:winner]),
+            shadowed=tuple(c for c in checks[winner + 1 :] if c.matched),
+            header_changes=header_changes(route, vhost),
+        )
+    else:
+        base = _replace(base, earlier=tuple(checks))
+    base = _replace(base, filters=tuple(steps), notes=tuple(notes))
     if stop is not None:
         outcome = Outcome(
             action="respond" if stop.status is not None else "extauth",
@@ -127,8 +116,12 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
             headers=stop.headers,
             reason=stop.reason,
         )
-        return _replace(base, outcome=outcome)
-    return _replace(base, outcome=route_outcome(route, request, prepared, served))
+    elif route is None:
+        by = "no virtual host" if vhost is None else "no route"
+        outcome = Outcome(action="respond", by=by, status=404, body="")
+    else:
+        outcome = route_outcome(route, request, prepared, served)
+    return _replace(base, outcome=map_local_reply(manager, request, outcome))
 
 
 def _select(
@@ -169,20 +162,6 @@ def _rechoose(
     checks = _checks(vhost.routes, again, prepared, served)
     winner = next((i for i, c in enumerate(checks) if c.matched), None)
     return None if winner is None else (winner, checks)
-
-
-def _drop_underscored(
-    request: Request, manager: hcm_pb2.HttpConnectionManager
-) -> tuple[Request, list[str]]:
-    options = manager.common_http_protocol_options
-    if options.headers_with_underscores_action != _DROP_UNDERSCORES:
-        return request, []
-    dropped = [n for n, _ in request.headers if "_" in n]
-    if not dropped:
-        return request, []
-    kept = tuple((n, v) for n, v in request.headers if "_" not in n)
-    note = f"headers with underscores are dropped before anything reads them: {', '.join(dropped)}"
-    return dataclasses.replace(request, headers=kept), [note]
 
 
 def _replace(explanation: Explanation, **changes: object) -> Explanation:

@@ -54,8 +54,10 @@ class Stop:
 class Context:
     request: Request
     prepared: PreparedPath
-    route: rc_pb2.Route
-    vhost: rc_pb2.VirtualHost
+    #: None when no route matches (or no virtual host): filters still run, with the
+    #: listener's configuration only, before the router answers 404.
+    route: rc_pb2.Route | None
+    vhost: rc_pb2.VirtualHost | None
     route_config: route_pb2.RouteConfiguration
     now: float
     payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -100,6 +102,8 @@ def walk(
 
 def _per_route(name: str, ctx: Context) -> tuple[any_pb2.Any | None, bool]:
     """The most specific per-filter config for `name`, and whether it turns the filter off."""
+    if ctx.route is None or ctx.vhost is None:
+        return None, False
     for holder in (ctx.route, ctx.vhost, ctx.route_config):
         found = holder.typed_per_filter_config.get(name)
         if found is None:
@@ -261,6 +265,10 @@ def _ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Res
     config = rate_limit_pb2.RateLimit()
     http_filter.typed_config.Unpack(config)
     per_route = _unpack(found, rate_limit_pb2.RateLimitPerRoute())
+    if ctx.route is None or ctx.vhost is None:
+        return FilterStep(
+            name=http_filter.name, kind="ratelimit", summary="no route: nothing to count"
+        ), None
     summary, details, verdict = ratelimits.describe_global(
         config, per_route, ctx.route, ctx.vhost, ctx.request
     )

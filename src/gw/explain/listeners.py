@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from envoy.config.listener.v3 import listener_components_pb2 as lc_pb2
 from envoy.config.listener.v3 import listener_pb2
 from envoy.config.route.v3 import route_pb2
+from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -63,6 +64,16 @@ def connect(served: Served, request: Request, port: int) -> Connection:
         )
     listener = candidates[0]
     steps.append(f"listener {listener.name} on {listener_address(listener)}")
+    if requires_proxy_protocol(listener):
+        return Connection(
+            listener,
+            None,
+            None,
+            None,
+            tuple(steps),
+            "the listener expects the PROXY protocol header first (what a load balancer in "
+            "front sends): a client that does not send it is disconnected",
+        )
     chain, why = select_chain(listener.filter_chains, request, listener)
     if chain is None:
         return Connection(listener, None, None, None, tuple(steps), why)
@@ -208,3 +219,15 @@ def requires_client_certificate(chain: lc_pb2.FilterChain) -> bool:
         validation.verify_certificate_spki,
     )
     return bool(context.require_client_certificate.value) or any(len(c) for c in checks)
+
+
+_PROXY_PROTOCOL = "envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol"
+
+
+def requires_proxy_protocol(listener: listener_pb2.Listener) -> bool:
+    for listener_filter in listener.listener_filters:
+        if listener_filter.typed_config.type_url.rsplit("/", 1)[-1] == _PROXY_PROTOCOL:
+            config = proxy_protocol_pb2.ProxyProtocol()
+            listener_filter.typed_config.Unpack(config)
+            return not config.allow_requests_without_proxy_protocol
+    return False
