@@ -102,23 +102,29 @@ def explain_command(
     sent = send_request(install, name, namespace, request, port) if send else None
     differs = sent is not None and explain_text.difference(explanation, sent) is not None
     if output is not None:
-        data: dict[str, Any] = {"port": port, **explanation.to_data()}
-        if note:
-            data["notes"] = [note, *data["notes"]]
-        if sent is not None:
-            data["sent"] = {
-                "status": sent.status,
-                "headers": dict(sent.headers),
-                "body": sent.body,
-                "upstream": sent.upstream,
-                "error": sent.error,
-                "matchesPrediction": not differs,
-            }
-        emit(data, output)
+        emit(_as_data(explanation, port, note, sent, differs), output)
     else:
         typer.echo(explain_text.render(explanation, note, sent))
     if differs:
         raise typer.Exit(1)
+
+
+def _as_data(
+    explanation: Any, port: int, note: str, sent: Sent | None, differs: bool
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"port": port, **explanation.to_data()}
+    if note:
+        data["notes"] = [note, *data["notes"]]
+    if sent is not None:
+        data["sent"] = {
+            "status": sent.status,
+            "headers": dict(sent.headers),
+            "body": sent.body,
+            "upstream": sent.upstream,
+            "error": sent.error,
+            "matchesPrediction": not differs,
+        }
+    return data
 
 
 def served_for(install: Install, name: str, namespace: str, timeout: float) -> Any:

@@ -6,8 +6,8 @@ bad value) is listed Rejected with the reason even when no version of it was eve
 and a file that cannot be parsed at all (so no resource can be told from it) is named on
 stderr. Every namespace is listed unless `-n NAMESPACE` narrows it (`-A` says "all" outright).
 
-Each kind's command is made by `register()`; the tables live next to it (this module: the
-routing kinds; `get_gateways`, `get_options`, `get_more`: the others).
+Each kind's command is made by `register()`; the tables live next to it (this module:
+upstreams; `get_routes`, `get_gateways`, `get_options`, `get_more`: the others).
 """
 
 from __future__ import annotations
@@ -158,108 +158,11 @@ def upstream_table(resources: list[dict[str, Any]]) -> str:
     return render_table(["Upstream", "Type", "Status", "Details"], rows)
 
 
-def virtualservice_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        spec = r.get("spec", {})
-        vhost = spec.get("virtualHost") or {}
-        rows.append(
-            [
-                r["metadata"]["name"],
-                spec.get("displayName", ""),
-                # A resource never accepted (no spec) serves no domain at all.
-                ", ".join(vhost.get("domains") or (["*"] if "spec" in r else [])),
-                ssl_kind(spec),
-                state_text(r),
-                "",
-                "\n".join(
-                    route_line(route, r["metadata"].get("namespace", "default"))
-                    for route in vhost.get("routes", [])
-                ),
-            ]
-        )
-    headers = [
-        "Virtual Service",
-        "Display Name",
-        "Domains",
-        "SSL",
-        "Status",
-        "ListenerPlugins",
-        "Routes",
-    ]
-    return render_table(headers, rows)
-
-
-def routetable_table(resources: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            r["metadata"]["name"],
-            "\n".join(
-                route_line(route, r["metadata"].get("namespace", "default"))
-                for route in r.get("spec", {}).get("routes", [])
-            ),
-            state_text(r),
-        ]
-        for r in resources
-    ]
-    return render_table(["Route Table", "Routes", "Status"], rows)
-
-
-def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        namespace = r["metadata"].get("namespace", "default")
-        dests = r.get("spec", {}).get("destinations", [])
-        details = []
-        for d in dests:
-            single = {"routeAction": {"single": d.get("destination", {})}}
-            details.append(f"{destination(single, namespace)}: weight {d.get('weight', 0)}")
-        total = sum(int(d.get("weight", 0)) for d in dests)
-        rows.append([r["metadata"]["name"], state_text(r), str(total), "\n".join(details)])
-    return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
-
-
-def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        raw = r.get("spec", {}).get("raw") or {}
-        descriptors = [
-            d.get("key", "") + (f"={d['value']}" if "value" in d else "")
-            for d in raw.get("descriptors") or []
-        ]
-        rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
-    return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
-
-
-register(
-    "VirtualService",
-    ("virtualservice", "virtualservices", "vs"),
-    "List virtual services with domains, SSL, status and routes.",
-    virtualservice_table,
-)
-register(
-    "RouteTable",
-    ("routetable", "routetables", "rt"),
-    "List route tables with their routes and status.",
-    routetable_table,
-)
 register(
     "Upstream",
     ("upstreams", "upstream", "us"),
     "List upstreams with type, status and details.",
     upstream_table,
-)
-register(
-    "UpstreamGroup",
-    ("upstreamgroup", "upstreamgroups", "ug"),
-    "List upstream groups with status, total weight and destinations.",
-    upstreamgroup_table,
-)
-register(
-    "RateLimitConfig",
-    ("ratelimitconfig", "ratelimitconfigs", "rlc"),
-    "List rate limit configs with status and their top-level descriptors.",
-    ratelimitconfig_table,
 )
 
 
@@ -311,47 +214,3 @@ def upstream_details(resource: dict[str, Any]) -> str:
         hosts = spec["static"].get("hosts", [])
         return "\n".join(["hosts:", *(f"- {h['addr']}:{h['port']}" for h in hosts)])
     return ""
-
-
-def ssl_kind(spec: dict[str, Any]) -> str:
-    ssl = spec.get("sslConfig")
-    if not ssl:
-        return "none"
-    if "secretRef" in ssl:
-        return "secret_ref"
-    if "sslFiles" in ssl:
-        return "ssl_files"
-    return "sds"
-
-
-def route_line(route: dict[str, Any], namespace: str) -> str:
-    matchers = route.get("matchers") or [{"prefix": "/"}]
-    match = ",".join(m.get("prefix") or m.get("exact") or m.get("regex") or "?" for m in matchers)
-    name = f"{route['name']}: " if route.get("name") else ""
-    return f"{name}{match} -> {destination(route, namespace)}"
-
-
-def destination(route: dict[str, Any], namespace: str) -> str:
-    if "directResponseAction" in route:
-        return str(route["directResponseAction"].get("status"))
-    if "redirectAction" in route:
-        return str(route["redirectAction"].get("hostRedirect", "redirect"))
-    if "delegateAction" in route:
-        ref = route["delegateAction"].get("ref")
-        if ref:
-            return f"{ref.get('namespace') or namespace}.{ref['name']} (route table)"
-        return "route tables by selector"
-    action = route.get("routeAction", {})
-    if "multi" in action:
-        return f"{len(action['multi'].get('destinations', []))} destinations"
-    if "upstreamGroup" in action:
-        ref = action["upstreamGroup"]
-        return f"upstream group: {ref['name']}.{ref.get('namespace') or namespace}"
-    single = action.get("single", {})
-    if "upstream" in single:
-        ref = single["upstream"]
-        return f"{ref.get('namespace') or namespace}.{ref['name']} (upstream)"
-    if "orch" in single:
-        ref = single["orch"]["ref"]
-        return f"{ref.get('namespace') or namespace}.{ref['name']} (service)"
-    return "?"

@@ -1,5 +1,5 @@
-"""`gwctl get authconfig|settings|secret|service|endpoints|pod [NAME]`: the kinds the routing
-tables do not show, so that `get` covers every kind gw reads.
+"""`gwctl get authconfig|ratelimitconfig|settings|secret|service|endpoints|pod [NAME]`: the
+kinds the routing tables do not show, so that `get` covers every kind gw reads.
 
 AuthConfigs and secrets follow the established tables (`AUTHCONFIG | TYPE`, `SECRET | TYPE`,
 REFERENCE.md §7.3) with a STATUS column added: an AuthConfig has a status, and a secret the
@@ -109,6 +109,26 @@ def pod_table(resources: list[dict[str, Any]]) -> str:
             ]
         )
     return render_table(["Pod", "Namespace", "IP", "Labels"], rows)
+
+
+def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
+    rows = []
+    for r in resources:
+        raw = r.get("spec", {}).get("raw") or {}
+        descriptors = [
+            d.get("key", "") + (f"={d['value']}" if "value" in d else "")
+            for d in raw.get("descriptors") or []
+        ]
+        rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
+    return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
+
+
+register(
+    "RateLimitConfig",
+    ("ratelimitconfig", "ratelimitconfigs", "rlc"),
+    "List rate limit configs with status and their top-level descriptors.",
+    ratelimitconfig_table,
+)
 
 
 register(

@@ -25,6 +25,7 @@ from gw.cli import (
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
     get_more,  # noqa: F401 (adds `get authconfig`, `secret`, `settings` ...)
     get_options,  # noqa: F401 (adds `get virtualhostoption` and `get routeoption`)
+    get_routes,  # noqa: F401 (adds `get virtualservice`, `routetable`, `upstreamgroup`)
     offline,
     proxy_cmd,
 )

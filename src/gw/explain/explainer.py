@@ -14,21 +14,18 @@ import dataclasses
 from collections.abc import Sequence
 
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.config.route.v3 import route_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
 
 from gw.explain import filters, listeners
+from gw.explain.context import Context
 from gw.explain.explanation import Explanation, Outcome, RouteCheck
 from gw.explain.manager import map_local_reply, prepare_request
-from gw.explain.matching import (
-    PreparedPath,
-    describe_match,
-    prepare_path,
-    route_check,
-    select_virtual_host,
-)
+from gw.explain.matching import describe_match, route_check, select_virtual_host
 from gw.explain.outcome import header_changes, route_outcome
+from gw.explain.paths import PreparedPath, prepare_path
 from gw.explain.request import Request
 from gw.explain.served import Served
 
@@ -70,18 +67,26 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
             headers=(("location", prepared.redirect),),
         )
         return _replace(base, outcome=map_local_reply(manager, request, redirect))
-    vhost, why = _select(conn.routes.virtual_hosts, request, manager)
-    base = _replace(base, virtual_host_why=why)
+    return _route(base, served, conn.routes, manager, request, prepared, now, notes)
+
+
+def _route(
+    base: Explanation,
+    served: Served,
+    routes: route_pb2.RouteConfiguration,
+    manager: hcm_pb2.HttpConnectionManager,
+    request: Request,
+    prepared: PreparedPath,
+    now: float,
+    notes: list[str],
+) -> Explanation:
+    """Virtual host, route, filters (which run even when no route matched), outcome."""
+    vhost, why = _select(routes.virtual_hosts, request, manager)
     checks = _checks(vhost.routes, request, prepared, served) if vhost is not None else []
     winner = next((i for i, c in enumerate(checks) if c.matched), None)
     route = vhost.routes[winner] if vhost is not None and winner is not None else None
-    ctx = filters.Context(
-        request=request,
-        prepared=prepared,
-        route=route,
-        vhost=vhost,
-        route_config=conn.routes,
-        now=now,
+    ctx = Context(
+        request=request, prepared=prepared, route=route, vhost=vhost, route_config=routes, now=now
     )
     steps, stop = filters.walk(manager, ctx)
     if vhost is not None and stop is None and ctx.reselect and ctx.claim_headers:
@@ -90,23 +95,20 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
             winner, checks = rechosen
             route = vhost.routes[winner]
             notes.append("jwt_authn wrote claims into headers: Envoy chose the route again")
+    base = _replace(
+        base, virtual_host_why=why, earlier=tuple(checks), filters=tuple(steps), notes=tuple(notes)
+    )
     if vhost is not None:
-        base = _replace(
-            base,
-            virtual_host=vhost.name,
-            virtual_host_source=served.sources.virtual_hosts.get(vhost.name),
-        )
-    if vhost is not None and winner is not None and route is not None:
-        base = _replace(
-            base,
-            route=checks[winner],
-            earlier=tuple(checks[:winner]),
-            shadowed=tuple(c for c in checks[winner + 1 :] if c.matched),
-            header_changes=header_changes(route, vhost),
-        )
-    else:
-        base = _replace(base, earlier=tuple(checks))
-    base = _replace(base, filters=tuple(steps), notes=tuple(notes))
+        source = served.sources.virtual_hosts.get(vhost.name)
+        base = _replace(base, virtual_host=vhost.name, virtual_host_source=source)
+        if winner is not None and route is not None:
+            base = _replace(
+                base,
+                route=checks[winner],
+                earlier=tuple(checks[:winner]),
+                shadowed=tuple(c for c in checks[winner + 1 :] if c.matched),
+                header_changes=header_changes(route, vhost),
+            )
     if stop is not None:
         outcome = Outcome(
             action="respond" if stop.status is not None else "extauth",

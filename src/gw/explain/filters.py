@@ -10,15 +10,10 @@ then has nothing to do.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
-from envoy.config.route.v3 import route_pb2
-from envoy.extensions.filters.http.cors.v3 import cors_pb2
 from envoy.extensions.filters.http.ext_authz.v3 import ext_authz_pb2
-from envoy.extensions.filters.http.header_mutation.v3 import header_mutation_pb2
-from envoy.extensions.filters.http.header_to_metadata.v3 import header_to_metadata_pb2 as h2m_pb2
 from envoy.extensions.filters.http.jwt_authn.v3 import config_pb2 as jwt_pb2
 from envoy.extensions.filters.http.local_ratelimit.v3 import local_rate_limit_pb2 as local_pb2
 from envoy.extensions.filters.http.ratelimit.v3 import rate_limit_pb2
@@ -27,46 +22,13 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
 from google.protobuf import any_pb2
-from google.protobuf.message import Message
 
-from gw.explain import jwt, ratelimits, rbac
+from gw.explain import headers, jwt, ratelimits, rbac
+from gw.explain.context import Context, Result, Stop, unpack
 from gw.explain.explanation import FilterStep
-from gw.explain.matching import PreparedPath, string_matches
-from gw.explain.request import Request
 
 _FILTER_CONFIG = "type.googleapis.com/envoy.config.route.v3.FilterConfig"
 EXTAUTH_SERVER_MISSING = "extauth-server-not-configured"
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """A filter answers the request itself (`status`, `body`), or hands the decision to the
-    extauth server (`status` None)."""
-
-    by: str
-    status: int | None
-    body: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    reason: str = ""
-
-
-@dataclass(slots=True, kw_only=True)
-class Context:
-    request: Request
-    prepared: PreparedPath
-    #: None when no route matches (or no virtual host): filters still run, with the
-    #: listener's configuration only, before the router answers 404.
-    route: rc_pb2.Route | None
-    vhost: rc_pb2.VirtualHost | None
-    route_config: route_pb2.RouteConfiguration
-    now: float
-    payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Headers jwt_authn added from claims, with whether the route is then chosen again.
-    claim_headers: list[tuple[str, str]] = field(default_factory=list)
-    reselect: bool = False
-
-
-Result = tuple[FilterStep, Stop | None]
 
 
 def walk(
@@ -116,17 +78,10 @@ def _per_route(name: str, ctx: Context) -> tuple[any_pb2.Any | None, bool]:
     return None, False
 
 
-def _unpack(found: any_pb2.Any | None, message: Message) -> Any:
-    if found is None:
-        return None
-    found.Unpack(message)
-    return message
-
-
 def _jwt(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     config = jwt_pb2.JwtAuthentication()
     http_filter.typed_config.Unpack(config)
-    per_route = _unpack(found, jwt_pb2.PerRouteConfig())
+    per_route = unpack(found, jwt_pb2.PerRouteConfig())
     result = jwt.evaluate(config, per_route, ctx.request, ctx.prepared.query, ctx.now)
     ctx.payloads.update(result.payloads)
     if result.denial is not None:
@@ -159,7 +114,7 @@ def _jwt(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
 
 
 def _rbac(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    per_route = _unpack(found, rbac_filter_pb2.RBACPerRoute())
+    per_route = unpack(found, rbac_filter_pb2.RBACPerRoute())
     if per_route is None:
         listener = rbac_filter_pb2.RBAC()
         http_filter.typed_config.Unpack(listener)
@@ -180,7 +135,7 @@ def _rbac(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
 def _ext_authz(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     config = ext_authz_pb2.ExtAuthz()
     http_filter.typed_config.Unpack(config)
-    per_route = _unpack(found, ext_authz_pb2.ExtAuthzPerRoute())
+    per_route = unpack(found, ext_authz_pb2.ExtAuthzPerRoute())
     name = http_filter.name
     if per_route is not None and per_route.disabled:
         return FilterStep(name=name, kind="ext_authz", summary="turned off on this route"), None
@@ -212,39 +167,8 @@ def _ext_authz(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Res
     return step, Stop("ext_authz", None, reason=f"AuthConfig {config_id}")
 
 
-def _cors(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    policy = _unpack(found, cors_pb2.CorsPolicy())
-    name = http_filter.name
-    if policy is None:
-        return FilterStep(name=name, kind="cors", summary="no policy on this route"), None
-    if policy.HasField("filter_enabled") and policy.filter_enabled.default_value.numerator == 0:
-        return FilterStep(name=name, kind="cors", summary="turned off on this route"), None
-    origins = [o.exact or o.safe_regex.regex for o in policy.allow_origin_string_match]
-    summary = f"CORS for origins {', '.join(origins) or '(none)'}"
-    origins_sent = ctx.request.values("origin")
-    origin = origins_sent[0] if origins_sent else None
-    allowed = origin is not None and any(
-        string_matches(m, origin) for m in policy.allow_origin_string_match
-    )
-    preflight = ctx.request.method == "OPTIONS" and bool(
-        ctx.request.values("access-control-request-method")
-    )
-    if preflight and allowed:
-        headers = (("access-control-allow-origin", origin or ""),)
-        step = FilterStep(
-            name=name, kind="cors", summary=summary, verdict="responds 200 (preflight)"
-        )
-        return step, Stop("cors", 200, "", headers=headers, reason="CORS preflight")
-    detail = (
-        f"origin {origin!r} is allowed: CORS headers go on the response"
-        if allowed
-        else "no allowed Origin: no CORS headers"
-    )
-    return FilterStep(name=name, kind="cors", summary=summary, details=(detail,)), None
-
-
 def _local_ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = _unpack(found, local_pb2.LocalRateLimit())
+    config = unpack(found, local_pb2.LocalRateLimit())
     if config is None:
         config = local_pb2.LocalRateLimit()
         http_filter.typed_config.Unpack(config)
@@ -264,7 +188,7 @@ def _local_ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) 
 def _ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     config = rate_limit_pb2.RateLimit()
     http_filter.typed_config.Unpack(config)
-    per_route = _unpack(found, rate_limit_pb2.RateLimitPerRoute())
+    per_route = unpack(found, rate_limit_pb2.RateLimitPerRoute())
     if ctx.route is None or ctx.vhost is None:
         return FilterStep(
             name=http_filter.name, kind="ratelimit", summary="no route: nothing to count"
@@ -277,35 +201,6 @@ def _ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Res
     ), None
 
 
-def _extract(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = _unpack(found, h2m_pb2.Config())
-    rules = list(config.request_rules) if config is not None else []
-    details = tuple(
-        f"reads header {r.header} into {r.on_header_present.metadata_namespace}/"
-        f"{r.on_header_present.key}"
-        for r in rules
-    )
-    summary = "extracts request values for a transformation" if rules else "nothing to read here"
-    return FilterStep(
-        name=http_filter.name, kind="transformation", summary=summary, details=details
-    ), None
-
-
-def _mutate(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = _unpack(found, header_mutation_pb2.HeaderMutationPerRoute())
-    mutations = list(config.mutations.request_mutations) if config is not None else []
-    details = []
-    for m in mutations:
-        if m.WhichOneof("action") == "remove":
-            details.append(f"removes {m.remove}")
-        elif m.WhichOneof("action") == "append":
-            details.append(f"sets {m.append.header.key}: {m.append.header.value}")
-    summary = "changes request headers" if mutations else "nothing to change here"
-    return FilterStep(
-        name=http_filter.name, kind="transformation", summary=summary, details=tuple(details)
-    ), None
-
-
 ROUTER = "envoy.extensions.filters.http.router.v3.Router"
 _HTTP = "envoy.extensions.filters.http."
 #: Filter config type → (the short name explain shows, what it does with a request).
@@ -313,9 +208,9 @@ _HANDLERS: Mapping[str, tuple[str, Callable[[hcm_pb2.HttpFilter, Any, Context], 
     _HTTP + "jwt_authn.v3.JwtAuthentication": ("jwt_authn", _jwt),
     _HTTP + "rbac.v3.RBAC": ("rbac", _rbac),
     _HTTP + "ext_authz.v3.ExtAuthz": ("ext_authz", _ext_authz),
-    _HTTP + "cors.v3.Cors": ("cors", _cors),
+    _HTTP + "cors.v3.Cors": ("cors", headers.cors),
     _HTTP + "local_ratelimit.v3.LocalRateLimit": ("local_ratelimit", _local_ratelimit),
     _HTTP + "ratelimit.v3.RateLimit": ("ratelimit", _ratelimit),
-    _HTTP + "header_to_metadata.v3.Config": ("transformation", _extract),
-    _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", _mutate),
+    _HTTP + "header_to_metadata.v3.Config": ("transformation", headers.extract),
+    _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", headers.mutate),
 }

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from envoy.extensions.filters.http.jwt_authn.v3 import config_pb2 as jwt_pb2
 
-from gw.explain.matching import query_params
+from gw.explain.paths import query_params
 from gw.explain.request import Request
 
 MISSING = "Jwt is missing"

@@ -15,7 +15,7 @@ from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 
 from gw.explain.explanation import Destination, Outcome
-from gw.explain.matching import PreparedPath
+from gw.explain.paths import PreparedPath
 from gw.explain.request import Request
 from gw.explain.served import Served
 from gw.translator.regex import compile_like_envoy

@@ -9,12 +9,11 @@ from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from gw.explain.matching import (
     describe_match,
     header_check,
-    prepare_path,
     query_check,
-    query_params,
     route_check,
     select_virtual_host,
 )
+from gw.explain.paths import prepare_path, query_params
 from gw.explain.request import Request
 
 
