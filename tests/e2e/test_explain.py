@@ -13,7 +13,8 @@ Envoy tells which route it chose. Envoy adds no route header to what a filter an
 itself (a 401 from jwt_authn, a 403 from rbac): there the status and body are compared. The
 answer of the extauth server (an OIDC login) is its own decision: explain says so, and only
 the route is compared there. A 429 on a route with rate limits is a counter explain cannot
-see reaching its limit.
+see reaching its limit; a `400 bad request: ...` on a route with transformation templates
+is a template explain does not run (it reads the body) failing to render.
 """
 
 from __future__ import annotations

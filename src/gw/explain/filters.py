@@ -213,4 +213,5 @@ _HANDLERS: Mapping[str, tuple[str, Callable[[hcm_pb2.HttpFilter, Any, Context], 
     _HTTP + "ratelimit.v3.RateLimit": ("ratelimit", _ratelimit),
     _HTTP + "header_to_metadata.v3.Config": ("transformation", headers.extract),
     _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", headers.mutate),
+    _HTTP + "lua.v3.Lua": ("transformation", headers.lua),
 }

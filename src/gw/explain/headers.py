@@ -1,6 +1,9 @@
 """The filters that read or change headers: CORS (it answers a preflight itself, and adds
-its headers to answers for allowed origins) and the transformation stages (values read into
-metadata, then request headers removed, set and appended)."""
+its headers to answers for allowed origins), the transformation stages (values read into
+metadata, then request headers removed, set and appended), and the transformation templates
+that run in Envoy's Lua filter. Those templates read the body and render values at run time:
+explain names them and does not run them; a template that cannot render answers
+`400 bad request: <why>`."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 from envoy.extensions.filters.http.cors.v3 import cors_pb2
 from envoy.extensions.filters.http.header_mutation.v3 import header_mutation_pb2
 from envoy.extensions.filters.http.header_to_metadata.v3 import header_to_metadata_pb2 as h2m_pb2
+from envoy.extensions.filters.http.lua.v3 import lua_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -76,3 +80,28 @@ def mutate(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     return FilterStep(
         name=http_filter.name, kind="transformation", summary=summary, details=tuple(details)
     ), None
+
+
+#: What a template that cannot render answers (gw's transformation runtime).
+TEMPLATE_FAILED = "bad request: "
+
+
+def lua(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
+    config = unpack(found, lua_pb2.LuaPerRoute())
+    name = http_filter.name
+    if config is None or config.disabled:
+        return FilterStep(name=name, kind="transformation", summary="no template here"), None
+    size = len(config.source_code.inline_string)
+    summary = f"runs this route's transformation templates (a Lua script of {size} bytes)"
+    detail = (
+        "explain does not run templates: one that cannot render (a missing variable, a body "
+        f"that is not JSON) answers 400 {TEMPLATE_FAILED}<why>"
+    )
+    step = FilterStep(
+        name=name,
+        kind="transformation",
+        summary=summary,
+        details=(detail,),
+        verdict="passes unless a template cannot render",
+    )
+    return step, None
