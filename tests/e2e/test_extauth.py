@@ -413,7 +413,7 @@ def test_client_secret_is_served_but_never_shown(env: dict[str, Any]) -> None:
         httpx.get(gw.admin_url + path, timeout=5).text
         for path in ("/snapshots/xds", "/snapshots/proxies", "/statuses")
     ]
-    logs = [gw.process.output(), (gw.home / "logs" / "gw.log").read_text()]
+    logs = [gw.process.output(), (gw.state_dir / "logs" / "gw.log").read_text()]
     assert not any(SECRET in text for text in shown + logs)
 
 

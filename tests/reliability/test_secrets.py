@@ -302,7 +302,7 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
     # Every log: gw up's output, the control plane's log file, Envoy's log.
     shown["gw up output"] = gw.process.output()
-    for log in sorted((home / "logs").iterdir()):
+    for log in sorted((gw.state_dir / "logs").glob("*.log")):
         shown[f"log {log.name}"] = log.read_text(errors="replace")
     assert "debug" in shown["log gw.log"].lower()  # the control plane did log at debug
 

@@ -130,7 +130,7 @@ class RouteBuilder:
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
-        for match in self._matches(route, field, parent):
+        for match, where in self._matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -146,6 +146,8 @@ class RouteBuilder:
                     retries=retries,
                     cors=cors,
                     ratelimit=ratelimit,
+                    source=self.origin(where),
+                    delegated_by=parent.via if parent else (),
                 )
             )
 
@@ -169,9 +171,19 @@ class RouteBuilder:
             build_transformations(above.staged_transformations, above.transformations, "", scratch),
         )
 
-    def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
+    def origin(self, field: str) -> ir.RouteOrigin:
+        """`field` of the resource whose routes are being built."""
+        owner = self.owner
+        source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
+        return ir.RouteOrigin(resource=source, field=field)
+
+    def _matches(
+        self, route: Route, field: str, parent: Parent | None
+    ) -> list[tuple[ir.RouteMatch, str]]:
+        """Each match of the route and the field it comes from (the route itself when it has
+        no matchers)."""
         if parent is not None and not route.matchers:
-            return [parent.match]  # a delegated route without matchers takes its parent's
+            return [(parent.match, field)]  # a delegated route without matchers takes its parent's
         out = []
         for m_index, matcher in enumerate(route.matchers or _CATCH_ALL):
             where = f"{field}.matchers[{m_index}]"
@@ -179,7 +191,7 @@ class RouteBuilder:
             if match is not None and parent is not None:
                 match = inherit(match, parent, where, self.report)
             if match is not None:
-                out.append(match)
+                out.append((match, where if route.matchers else field))
         return out
 
     def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:

@@ -94,7 +94,7 @@ from gw.translator.ir.routes import (
     WeightedCluster,
 )
 from gw.translator.ir.secrets import TlsSecret
-from gw.translator.ir.source import SourceRef
+from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -215,6 +215,7 @@ __all__ = [
     "RetryPolicy",
     "Route",
     "RouteMatch",
+    "RouteOrigin",
     "ServiceSelection",
     "Set",
     "SlowStart",

@@ -17,6 +17,7 @@ from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.source import RouteOrigin
 from gw.translator.ir.transform import StagedTransformations
 
 
@@ -111,3 +112,7 @@ class Route:
     cors: CorsPolicy | None = None
     #: Replaces the virtual host's global and local limits on this route (None: inherit).
     ratelimit: RateLimits | None = None
+    #: Where the route was written; for a delegated route, in its RouteTable.
+    source: RouteOrigin | None = None
+    #: The delegating routes that led to it, from the VirtualService's down.
+    delegated_by: tuple[RouteOrigin, ...] = ()
