@@ -185,3 +185,18 @@ def test_orchestrator_objects_still_check_what_gw_reads() -> None:
     assert exc.value.problems[0].field == "spec.ports[0].port"
     with pytest.raises(ManifestError, match="apiVersion"):
         parse_document(dict(ORCH_SERVICE, apiVersion="apps/v1"))
+
+
+def test_claim_matcher_takes_a_yaml_boolean() -> None:
+    """`email_verified: true` (a YAML boolean) is the claim value `true`, as Kubernetes
+    stores the manifest; a number is still refused."""
+    from pydantic import ValidationError
+
+    from gw.api.rbac import JwtPrincipal
+
+    principal = JwtPrincipal.model_validate(
+        {"claims": {"email_verified": True, "off": False}, "matcher": "BOOLEAN"}
+    )
+    assert principal.claims == {"email_verified": "true", "off": "false"}
+    with pytest.raises(ValidationError):
+        JwtPrincipal.model_validate({"claims": {"n": 3}})
