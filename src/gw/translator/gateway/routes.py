@@ -72,6 +72,9 @@ class RouteBuilder:
         #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
         self.jwt_providers = jwt_providers or {}
         self.routes: list[ir.Route] = []
+        #: Where each route of the source (one per matcher) begins in `routes`: tables that
+        #: share a weight are re-sorted route by route (`delegation.py`).
+        self.route_starts: list[int] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
         self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
 
@@ -127,6 +130,7 @@ class RouteBuilder:
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
+        self.route_starts.append(len(self.routes))
         for match in self._matches(route, field, parent):
             if action is None:
                 continue
