@@ -11,7 +11,7 @@ from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
 from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
-from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
@@ -119,6 +119,8 @@ class RouteOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    jwt_staged: JwtStagedRoute | None = None
+    jwt_providers_staged: JwtStagedVhost | None = None
 
 
 class Route(Model):
@@ -146,6 +148,7 @@ class VirtualHostOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    jwt_staged: JwtStagedVhost | None = None
 
 
 class VirtualHost(Model):

@@ -63,18 +63,19 @@ class Router:
 
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
-#: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: early global rate limit, jwt_authn before extauth, ext_authz, jwt_authn after extauth
+#: (the default stage), rbac, regular transformation, global rate limit, router. Each
+#: transformation stage is two filters (`envoy/transform.py`). The early global limit holds
+#: `rateLimitEarlyConfigs`, and `rateLimitConfigs` with `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     CorsFilter(),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
-    JwtFilter(),
-    RbacFilter(),
+    JwtFilter("before"),
     ExtAuthz(),
+    JwtFilter("after"),
+    RbacFilter(),
     *transform.REGULAR,
     GlobalRateLimitFilter("regular"),
     Router(),

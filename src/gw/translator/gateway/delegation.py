@@ -3,8 +3,9 @@
 Delegated routes land in the root VirtualService's virtual host, in order: the tables a
 selector picks are visited by ascending `weight`; routes of tables that share a weight are
 re-sorted by path (`sort_by_path`) so that a short prefix of one table does not hide a
-longer one of another, and the delegating resource is warned that its order was changed. A child route must extend its parent's prefix and keep its header,
-query, method and case-sensitivity constraints (or inherit them with
+longer one of another, and the delegating resource is warned that its order was changed.
+A child route must extend its parent's prefix and keep its header, query, method and
+case-sensitivity constraints (or inherit them with
 `inheritableMatchers` / `inheritablePathMatchers`); child options are merged over the
 parent's. Findings on a table go to the table and, wrapped as
 `on sub route table <ns>.<name>: ...`, to the root VirtualService, so an error in a table

@@ -14,7 +14,7 @@ from gw.translator.gateway.contribution import BuiltHost, Contribution, Listener
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
-from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
@@ -128,8 +128,8 @@ def build_virtual_host(
         )
         or _NO_OPTIONS
     )
-    jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
-    routes = RouteBuilder(vs, name, refs, reports, jwt_providers=providers)
+    jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
+    routes = RouteBuilder(vs, name, refs, reports, jwt=jwt)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
@@ -151,7 +151,8 @@ def build_virtual_host(
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),
-        jwt=jwt,
+        jwt=jwt.after,
+        jwt_before_extauth=jwt.before,
         rbac=rbac,
         extauth=extauth,
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
@@ -194,20 +195,18 @@ def _security(
     refs: Refs,
     report: ResourceReport,
     require_rbac: bool,
-) -> tuple[ir.JwtVerification | None, ir.Rbac | None, dict[str, str]]:
-    """The host's JWT check, its RBAC (an empty one denies all when Settings require RBAC),
-    and its provider names → IR names, which route RBAC needs too."""
-    jwt = None
-    providers: dict[str, str] = {}
-    if options.jwt is not None:
-        jwt = build_jwt(options.jwt, vs=vs, vhost_name=name, refs=refs, report=report)
-        providers = {p: provider_name(name, p) for p in options.jwt.providers}
+) -> tuple[HostJwt, ir.Rbac | None]:
+    """The host's JWT checks (with its provider names, which route RBAC needs too) and its
+    RBAC (an empty one denies all when Settings require RBAC)."""
+    jwt = build_host_jwt(
+        options, field=_OPTIONS, vhost_name=name, referrer=vs.key, refs=refs, report=report
+    )
     rbac = ir.Rbac() if require_rbac else None
     if options.rbac is not None:
         rbac = build_rbac(
-            options.rbac, field=f"{_OPTIONS}.rbac", providers=providers, report=report
+            options.rbac, field=f"{_OPTIONS}.rbac", providers=jwt.providers, report=report
         )
-    return jwt, None if rbac is None or rbac.disabled else rbac, providers
+    return jwt, None if rbac is None or rbac.disabled else rbac
 
 
 def _port_variant(domain: str, domains: tuple[str, ...]) -> bool:

@@ -28,6 +28,8 @@ from gw.translator.ir.jwt import (
     JwtProvider,
     JwtVerification,
     RemoteJwks,
+    RouteJwt,
+    RouteJwtStage,
     TokenHeader,
 )
 from gw.translator.ir.listeners import (
@@ -95,6 +97,8 @@ __all__ = [
     "HttpSettings",
     "JwtProvider",
     "JwtVerification",
+    "RouteJwt",
+    "RouteJwtStage",
     "Listener",
     "ListenerOptions",
     "LocalLimit",
