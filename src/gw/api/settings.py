@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from gw.api.duration import Duration
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import RateLimitServerSettings
+from gw.api.ratelimit import RateLimitServerSettings, RateLimitServiceSettings
 
 
 class ExtAuthSettings(Model):
@@ -51,6 +51,7 @@ class SettingsSpec(Model):
     rbac: RbacSettings | None = None
     refresh_rate: Duration | None = None
     ratelimit_server: RateLimitServerSettings | None = None
+    ratelimit: RateLimitServiceSettings | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
     gateway: dict[str, Any] | None = None

@@ -13,7 +13,13 @@ from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import (
+    IngressRateLimit,
+    LocalRateLimit,
+    RateLimitConfigRefs,
+    RateLimitRouteExtension,
+    RateLimitVhostExtension,
+)
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.tls import SslConfig
@@ -121,6 +127,10 @@ class RouteOptions(Model):
     local_ratelimit: LocalRateLimit | None = None
     jwt_staged: JwtStagedRoute | None = None
     jwt_providers_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitRouteExtension | None = None
+    ratelimit_early: RateLimitRouteExtension | None = None
+    ratelimit_regular: RateLimitRouteExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class Route(Model):
@@ -149,6 +159,10 @@ class VirtualHostOptions(Model):
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
     jwt_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitVhostExtension | None = None
+    ratelimit_early: RateLimitVhostExtension | None = None
+    ratelimit_regular: RateLimitVhostExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class VirtualHost(Model):

@@ -16,6 +16,7 @@ from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
+from gw.translator.gateway.ratelimit_basic import basic_configs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
@@ -71,14 +72,18 @@ def _contribution(
         return None
     if vs.spec.ssl_config is None:
         served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
-        return Contribution(virtual_hosts=((HTTP, served),))
+        return Contribution(
+            virtual_hosts=((HTTP, served),), rate_limit_configs=basic_configs(built)
+        )
     tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), options.now)
     if tls is None:
         return None
     termination, secret = tls
     domains = with_ports(built.domains, options.https_port)
     vhost = dataclasses.replace(built, domains=domains, tls=termination)
-    return Contribution(virtual_hosts=((HTTPS, vhost),), secrets=(secret,))
+    return Contribution(
+        virtual_hosts=((HTTPS, vhost),), secrets=(secret,), rate_limit_configs=basic_configs(built)
+    )
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:

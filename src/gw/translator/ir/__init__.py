@@ -43,6 +43,8 @@ from gw.translator.ir.listeners import (
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
+    BasicLimits,
+    CountLimit,
     HeaderCondition,
     LocalLimit,
     Policy,
@@ -76,11 +78,13 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "BasicLimits",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
     "ConnectionLimit",
     "CorsPolicy",
+    "CountLimit",
     "DirectResponse",
     "Endpoint",
     "ExtAuth",
@@ -97,8 +101,6 @@ __all__ = [
     "HttpSettings",
     "JwtProvider",
     "JwtVerification",
-    "RouteJwt",
-    "RouteJwtStage",
     "Listener",
     "ListenerOptions",
     "LocalLimit",
@@ -117,6 +119,8 @@ __all__ = [
     "RequestHeaderRef",
     "RetryPolicy",
     "Route",
+    "RouteJwt",
+    "RouteJwtStage",
     "RouteMatch",
     "ServiceSelection",
     "SocketOption",
