@@ -254,7 +254,8 @@ def _server_fields(options: VirtualHostOptions | RouteOptions) -> list[str]:
         for attr, name in _INLINE
         if (inline := getattr(options, attr)) is not None and inline.rate_limits
     ]
-    if options.ratelimit_basic is not None:
+    basic = options.ratelimit_basic
+    if basic is not None and (basic.authorized_limits or basic.anonymous_limits):
         out.append("ratelimitBasic")
     return out
 
