@@ -1,7 +1,8 @@
 """The HTTP filter chain: one module per Envoy filter, in the order requests meet them.
 
 Each entry implements `HttpFilter`. Position in `HTTP_FILTERS` is the order (SPEC.md's
-order of checks: JWT, then RBAC, then the rest, router last): no numbers, no registration at
+order of checks: JWT, then RBAC, then the rest, router last; JWT in two stages around
+external auth): no numbers, no registration at
 import time. A filter is put on a listener only when some virtual host there uses it.
 """
 
