@@ -21,6 +21,7 @@ from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
 from gw.translator.gateway.matchers import build_match
+from gw.translator.gateway.oneof import own_choices
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
@@ -100,6 +101,7 @@ class RouteBuilder:
             report=self.report,
         )
         options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
+        options = own_choices(own, options)
         if own and own.prefix_rewrite and route.route_action is None and not route.delegate_action:
             self.report.error(
                 f"{field}.options.prefixRewrite",
