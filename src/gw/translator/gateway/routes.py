@@ -20,8 +20,8 @@ from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
-from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.oneof import own_choices
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over

@@ -13,8 +13,8 @@ from gw.translator.ir.clusters import ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
-from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.jwt import RouteJwt
+from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
