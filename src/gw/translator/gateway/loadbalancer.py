@@ -29,6 +29,17 @@ POLICIES: dict[str, Policy] = {
 }
 #: Envoy's bound on both ring sizes.
 MAX_RING_SIZE = 8_388_608
+#: Locality weighting makes Envoy's hashing balancers place only hosts of localities that
+#: have a weight, and an Upstream's own hosts never have one (failover localities can): the
+#: table is empty while those hosts take the traffic. Envoy accepts the cluster, so this is
+#: a warning, not a rejection.
+_UNWEIGHTED_RING = (
+    "{0} with localityWeightedLbConfig hashes only onto hosts of localities that have a "
+    "loadBalancingWeight, and this upstream's own hosts have none (only failover localities "
+    "can): Envoy's table of hosts is empty and requests get 503 'no healthy upstream'; remove "
+    "localityWeightedLbConfig, or use roundRobin, leastRequest or random, which then balance "
+    "over all hosts"
+)
 
 
 def build_load_balancer(
@@ -65,6 +76,8 @@ def build_load_balancer(
         close_connections_on_host_set_change=config.close_connections_on_host_set_change,
     )
     balancer = _with_policy_settings(balancer, config, field, report)
+    if balancer.locality_weighted and chosen and policy in ("ring_hash", "maglev"):
+        report.warning(f"{field}.localityWeightedLbConfig", _UNWEIGHTED_RING.format(chosen[0]))
     if config.use_hostname_for_hashing and policy not in ("ring_hash", "maglev"):
         report.warning(
             f"{field}.useHostnameForHashing",
