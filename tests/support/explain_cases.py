@@ -6,8 +6,15 @@ host becomes one of the test's echo servers on loopback (or the rate-limit serve
 set server, for the upstreams Settings and JWT providers name), orchestrator addresses become
 loopback, Gateways listen on free loopback ports, JWT providers' local keys become the
 test's public key (only keys gw accepts: a broken key stays broken), and every virtual host
-adds `x-gw-route: %ROUTE_NAME%` to its responses, which is how Envoy says which route it
-chose. Nothing that decides matching, filters or statuses is touched.
+adds `x-gw-route: %ROUTE_NAME%` and `x-gw-cluster: %UPSTREAM_CLUSTER%` to its responses,
+which is how Envoy says which route and cluster it chose (also on its own 503 `no healthy
+upstream`). Nothing that decides matching, filters or statuses is touched.
+
+Upstreams whose endpoints are host names on the internet (an AWS Lambda region's endpoint)
+cannot be pointed at loopback without changing what is tested, and cannot be reached from
+here: Envoy's 503 `no healthy upstream` (the name does not resolve) or `upstream connect
+error` is then accepted for a predicted forward, but only when Envoy names the predicted
+route and a predicted cluster whose every endpoint is such a name (`not_reachable_here`).
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from typing import Any
 
 import yaml
 
-from gw.explain.explanation import Explanation
+from gw.explain.endpoints import NO_HEALTHY_UPSTREAM
+from gw.explain.explanation import Destination, Explanation
 from gw.explain.headers import TEMPLATE_FAILED
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
+CLUSTER_HEADER = "x-gw-cluster"
 _UPSTREAM_FAILED = "upstream connect error"
 
 
@@ -78,6 +87,7 @@ def rewrite(text: str, rw: Rewrite) -> str:
                 manipulation = options.setdefault("headerManipulation", {})
                 added = manipulation.setdefault("responseHeadersToAdd", [])
                 added.append({"header": {"key": ROUTE_HEADER, "value": "%ROUTE_NAME%"}})
+                added.append({"header": {"key": CLUSTER_HEADER, "value": "%UPSTREAM_CLUSTER%"}})
         _replace_local_keys(doc, rw.public_pem)
     return yaml.safe_dump_all(docs, sort_keys=False)
 
@@ -175,21 +185,7 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if limited:
         return problems  # counters explain cannot see reached a limit
     if outcome.action == "forward":
-        upstream = "x-envoy-upstream-service-time" in seen.headers
-        failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
-        if not (upstream or failed):
-            problems.append(f"predicted a forward, Envoy answered {seen.status} {seen.body!r}")
-        if chosen is None and predicted is not None and (upstream or failed):
-            problems.append("Envoy did not say which route it chose")
-        answered = seen.headers.get("x-echo-name")
-        allowed = {
-            echo_names.get(int(e.rsplit(":", 1)[1]), e)
-            for d in outcome.destinations
-            for e in d.endpoints
-        }
-        if upstream and answered is not None and answered not in allowed:
-            problems.append(f"answered by {answered}, predicted one of {sorted(allowed)}")
-        return problems
+        return problems + _forward_problems(explanation, seen, echo_names)
     if seen.status != outcome.status:
         problems.append(
             f"predicted {outcome.summary()}, Envoy answered {seen.status} {seen.body!r}"
@@ -201,4 +197,80 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
         problems.append(f"predicted location {location}, got {seen.headers.get('location')}")
     if outcome.by.startswith("route") and chosen is None:
         problems.append("Envoy did not say which route it chose")
+    cluster = seen.headers.get(CLUSTER_HEADER)
+    if outcome.by == "router" and cluster and cluster not in _clusters(outcome.destinations):
+        problems.append(
+            f"Envoy chose cluster {cluster}, predicted {_clusters(outcome.destinations)}"
+        )
     return problems
+
+
+def _forward_problems(
+    explanation: Explanation, seen: Seen, echo_names: dict[int, str]
+) -> list[str]:
+    outcome = explanation.outcome
+    problems = []
+    cluster = seen.headers.get(CLUSTER_HEADER)
+    destination = next((d for d in outcome.destinations if d.cluster == cluster), None)
+    if cluster and destination is None:
+        problems.append(
+            f"Envoy chose cluster {cluster}, predicted {_clusters(outcome.destinations)}"
+        )
+    upstream = "x-envoy-upstream-service-time" in seen.headers
+    failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
+    # A weighted route may pick a cluster explain says has nothing to pick from.
+    empty = (
+        seen.status == 503
+        and seen.body == NO_HEALTHY_UPSTREAM
+        and destination is not None
+        and destination.note.endswith(NO_HEALTHY_UPSTREAM)
+    )
+    if not (upstream or failed or empty or not_reachable_here(explanation, seen)):
+        problems.append(f"predicted a forward, Envoy answered {seen.status} {seen.body!r}")
+    if (
+        seen.headers.get(ROUTE_HEADER) is None
+        and explanation.route
+        and (upstream or failed or empty)
+    ):
+        problems.append("Envoy did not say which route it chose")
+    answered = seen.headers.get("x-echo-name")
+    allowed = {
+        echo_names.get(int(e.rsplit(":", 1)[1]), e)
+        for d in outcome.destinations
+        for e in d.endpoints
+    }
+    if upstream and answered is not None and answered not in allowed:
+        problems.append(f"answered by {answered}, predicted one of {sorted(allowed)}")
+    return problems
+
+
+def _clusters(destinations: tuple[Destination, ...]) -> list[str]:
+    return sorted(d.cluster for d in destinations)
+
+
+def not_reachable_here(explanation: Explanation, seen: Seen) -> bool:
+    """Envoy answered a predicted forward with 503 `no healthy upstream` because the cluster
+    it chose is a name that does not resolve here: true only when Envoy names the predicted
+    route and a predicted DNS cluster whose every endpoint is a host name off this machine
+    (not an IP address, not `localhost`), so a wrong route or cluster choice still fails."""
+    route = explanation.route
+    if explanation.outcome.action != "forward" or route is None:
+        return False
+    if seen.status != 503 or seen.body != NO_HEALTHY_UPSTREAM:
+        return False
+    if seen.headers.get(ROUTE_HEADER) != route.name:
+        return False
+    cluster = seen.headers.get(CLUSTER_HEADER)
+    chosen = [d for d in explanation.outcome.destinations if d.cluster == cluster]
+    return bool(chosen) and off_this_machine(chosen[0])
+
+
+def off_this_machine(destination: Destination) -> bool:
+    hosts = [e.rsplit(":", 1)[0] for e in destination.endpoints]
+    return (
+        destination.resolved_by_dns
+        and bool(hosts)
+        and not any(
+            is_ip(h.strip("[]")) or h == "localhost" or h.endswith(".localhost") for h in hosts
+        )
+    )

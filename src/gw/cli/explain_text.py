@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gw.explain.endpoints import DNS_NOTE
+
 if TYPE_CHECKING:
     from gw.cli.explain import Sent
     from gw.explain.explanation import Explanation, FilterStep, Outcome, RouteCheck
@@ -91,6 +93,10 @@ def _outcome(outcome: Outcome) -> list[str]:
         share = f", weight {d.weight} ({d.share:g}%)" if len(outcome.destinations) > 1 else ""
         endpoints = ", ".join(d.endpoints) or "no endpoints"
         lines.append(f"cluster {d.cluster}{upstream}{share}: {endpoints}")
+        if d.failover:
+            lines.append(f"  failover (as the health of those drops): {', '.join(d.failover)}")
+        if d.resolved_by_dns:
+            lines.append(f"  {DNS_NOTE}")
         if d.note:
             lines.append(f"  {d.note}")
     if outcome.upstream_path:

@@ -45,9 +45,16 @@ class Destination:
     weight: int
     #: Share of requests, in percent.
     share: float
+    #: What the load balancer picks from (the first priority that has endpoints).
     endpoints: tuple[str, ...]
+    #: The endpoints of later priorities, used as the health of the ones before drops.
+    failover: tuple[str, ...] = ()
+    #: The endpoints are host names Envoy resolves (a DNS cluster): what they resolve to
+    #: and whether they answer is not in the configuration.
+    resolved_by_dns: bool = False
     #: The resource the cluster was made from (`Upstream gw-system.echo`).
     upstream: str | None = None
+    #: Why Envoy cannot send to this cluster (empty: it can).
     note: str = ""
 
 

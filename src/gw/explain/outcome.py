@@ -3,24 +3,25 @@
 one of the cluster's endpoints.
 
 A cluster the route names but that is not served answers 503 with an empty body; a cluster
-without healthy endpoints answers 503 `no healthy upstream`: both as Envoy does. Otherwise
-the upstream answers, and explain says which upstreams may be asked and with what path.
+whose load balancer has nothing to pick from (`endpoints.pick`: no healthy endpoint, or a
+hashing balancer whose localities have no weight) answers 503 `no healthy upstream`: both as
+Envoy does. Otherwise the upstream answers, and explain says which endpoints may be asked
+and with what path.
 """
 
 from __future__ import annotations
 
 from envoy.config.cluster.v3 import cluster_pb2
-from envoy.config.core.v3 import health_check_pb2
 from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 
+from gw.explain.endpoints import NO_HEALTHY_UPSTREAM, pick
 from gw.explain.explanation import Destination, Outcome
 from gw.explain.paths import PreparedPath
 from gw.explain.request import Request
 from gw.explain.served import Served
 from gw.translator.regex import compile_like_envoy
 
-NO_HEALTHY_UPSTREAM = "no healthy upstream"
 _REDIRECT_CODES = {
     rc_pb2.RedirectAction.MOVED_PERMANENTLY: 301,
     rc_pb2.RedirectAction.FOUND: 302,
@@ -28,9 +29,6 @@ _REDIRECT_CODES = {
     rc_pb2.RedirectAction.TEMPORARY_REDIRECT: 307,
     rc_pb2.RedirectAction.PERMANENT_REDIRECT: 308,
 }
-_UNHEALTHY = frozenset(
-    {health_check_pb2.UNHEALTHY, health_check_pb2.DRAINING, health_check_pb2.TIMEOUT}
-)
 
 
 def route_outcome(
@@ -128,7 +126,7 @@ def _forward(
             status=503,
             body="" if missing else NO_HEALTHY_UPSTREAM,
             destinations=tuple(destinations),
-            reason="the cluster is not served" if missing else "no endpoint to send it to",
+            reason="; ".join(dict.fromkeys(d.note for d in destinations if d.note)),
         )
     return Outcome(
         action="forward",
@@ -151,19 +149,17 @@ def _destination(name: str, weight: int, share: float, served: Served) -> Destin
             upstream=upstream,
             note="not served: Envoy answers 503",
         )
-    assignment = _assignment(cluster, served)
-    endpoints = tuple(
-        _endpoint(lb)
-        for locality in (assignment.endpoints if assignment else ())
-        for lb in locality.lb_endpoints
-        if lb.health_status not in _UNHEALTHY
-    )
-    note = "" if endpoints else f"no healthy endpoint: Envoy answers 503 {NO_HEALTHY_UPSTREAM}"
+    picked = pick(cluster, _assignment(cluster, served))
+    note = ""
+    if picked.empty_because:
+        note = f"{picked.empty_because}: Envoy answers 503 {NO_HEALTHY_UPSTREAM}"
     return Destination(
         cluster=name,
         weight=weight,
         share=round(share, 2),
-        endpoints=endpoints,
+        endpoints=picked.endpoints,
+        failover=picked.failover,
+        resolved_by_dns=picked.resolved_by_dns,
         upstream=upstream,
         note=note,
     )
@@ -175,12 +171,6 @@ def _assignment(
     if cluster.type == cluster_pb2.Cluster.EDS:
         return served.endpoints.get(cluster.eds_cluster_config.service_name or cluster.name)
     return cluster.load_assignment if cluster.HasField("load_assignment") else None
-
-
-def _endpoint(lb: endpoint_pb2.LbEndpoint) -> str:
-    address = lb.endpoint.address.socket_address
-    host = f"[{address.address}]" if ":" in address.address else address.address
-    return f"{host}:{address.port_value}"
 
 
 def _rewrite_prefix(match: rc_pb2.RouteMatch, path: str, rewrite: str) -> str:
