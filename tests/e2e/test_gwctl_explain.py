@@ -83,6 +83,40 @@ spec:
 """
 
 
+#: A Lambda function (a region's endpoint by name, which does not resolve here: the DNS
+#: answer is not faked) and a ring hash upstream whose locality weighting leaves its ring
+#: empty: Envoy answers both with 503 `no healthy upstream`.
+UNREACHABLE = """apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {name: lambda, namespace: default}
+spec:
+  aws:
+    region: us-east-1
+    awsAccountId: "123456789012"
+    lambdaFunctions: [{logicalName: hello, lambdaFunctionName: hello-fn}]
+---
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {name: sticky, namespace: default}
+spec:
+  static: {hosts: [{addr: 127.0.0.1, port: 9}]}
+  loadBalancerConfig: {ringHash: {}, localityWeightedLbConfig: {}}
+---
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: functions, namespace: default}
+spec:
+  virtualHost:
+    domains: [functions.example.com]
+    routes:
+      - matchers: [{prefix: /hello}]
+        routeAction:
+          single: {upstream: {name: lambda}, destinationSpec: {aws: {logicalName: hello}}}
+      - matchers: [{prefix: /sticky}]
+        routeAction: {single: {upstream: {name: sticky}}}
+"""
+
+
 @dataclass
 class Setup:
     gw: GwUp
@@ -103,9 +137,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     (folder / "shop.yaml").write_text(shop(echo.port))
     (folder / "api.yaml").write_text(TABLE)
     (folder / "secure.yaml").write_text(secure(key.public_pem()))
+    (folder / "functions.yaml").write_text(UNREACHABLE)
     gw = GwUp(folder, root / "home")
     try:
         gw.wait_status("VirtualService default.secure", "Accepted")
+        gw.wait_status("VirtualService default.functions", "Accepted")
         yield Setup(gw, folder, key)
     finally:
         gw.stop()
@@ -187,3 +223,34 @@ def test_explain_refuses_what_it_cannot_form(setup: Setup) -> None:
         f"port 1 is no listener's: the proxy's http listener on port {setup.gw.http_port} "
         "is assumed"
     )
+
+
+def test_explain_a_lambda_function_and_an_empty_ring(setup: Setup) -> None:
+    """A DNS cluster: explain names the host and the function, and says it cannot know
+    whether the name resolves; here it does not, and that is what the proxy answers."""
+    result = setup.run("GET", "http://functions.example.com/hello", "--send")
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "aws_lambda: invokes the route's AWS Lambda function" in out
+    assert "arn:aws:lambda:us-east-1:123456789012:function:hello-fn, synchronously" in out
+    assert (
+        "cluster lambda_default (Upstream default.lambda): lambda.us-east-1.amazonaws.com:443"
+        in out
+    )
+    assert "host names Envoy resolves by DNS" in out
+    assert "body: 'no healthy upstream'" in out
+    assert out.rstrip().endswith("matches the prediction")
+
+    ring = json.loads(
+        setup.run("GET", "http://functions.example.com/sticky", "-o", "json", "--send").stdout
+    )
+    outcome = ring["outcome"]
+    assert (outcome["status"], outcome["body"]) == (503, "no healthy upstream")
+    assert outcome["reason"] == (
+        "ring_hash with locality weighting places only endpoints of localities that have a "
+        "load balancing weight; priority 0's (127.0.0.1:9) have none, so its table is empty: "
+        "Envoy answers 503 no healthy upstream"
+    )
+    assert ring["sent"]["status"] == 503 and ring["sent"]["matchesPrediction"] is True
+    warning = setup.gw.wait_status("Upstream default.sticky", "Warning")
+    assert "ringHash with localityWeightedLbConfig hashes only onto hosts" in warning["reason"]

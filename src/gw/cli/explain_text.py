@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gw.explain.endpoints import DNS_NOTE
+from gw.explain.endpoints import DNS_NOTE, NO_HEALTHY_UPSTREAM
 
 if TYPE_CHECKING:
     from gw.cli.explain import Sent
@@ -127,7 +127,12 @@ def difference(explanation: Explanation, sent: Sent) -> str | None:
         return f"no answer ({sent.error})"
     if outcome.action == "forward":
         failed = sent.status == 503 and sent.body.startswith(_UPSTREAM_FAILED)
-        return None if sent.upstream or failed else f"the proxy answered {sent.status} itself"
+        # Names that did not resolve: what the DNS note of every destination says may happen.
+        unresolved = sent.status == 503 and sent.body == NO_HEALTHY_UPSTREAM
+        unresolved &= all(d.resolved_by_dns for d in outcome.destinations)
+        if sent.upstream or failed or unresolved:
+            return None
+        return f"the proxy answered {sent.status} itself"
     if sent.status != outcome.status:
         return f"predicted {outcome.status}, got {sent.status}"
     if sent.upstream:

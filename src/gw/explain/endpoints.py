@@ -74,9 +74,10 @@ def pick(
     policy = _HASHING.get(cluster.lb_policy)
     if policy is None:
         return Pick(tuple(e for g in groups for e in _healthy(g)), failover, "", dns)
+    unweighted = ", ".join(e for g in groups for e in _healthy(g))
     why = (
         f"{policy} with locality weighting places only endpoints of localities that have a "
-        f"load balancing weight, and no locality at priority {first} has one: the table is empty"
+        f"load balancing weight; priority {first}'s ({unweighted}) have none, so its table is empty"
     )
     return Pick((), failover, why, dns)
 
@@ -87,7 +88,7 @@ def _healthy(group: endpoint_components_pb2.LocalityLbEndpoints) -> list[str]:
 
 def _endpoint(lb: endpoint_components_pb2.LbEndpoint) -> str:
     if lb.endpoint.address.HasField("pipe"):
-        return lb.endpoint.address.pipe.path
+        return str(lb.endpoint.address.pipe.path)
     address = lb.endpoint.address.socket_address
     host = f"[{address.address}]" if ":" in address.address else address.address
     return f"{host}:{address.port_value}"

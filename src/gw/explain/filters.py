@@ -23,7 +23,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 )
 from google.protobuf import any_pb2
 
-from gw.explain import headers, jwt, ratelimits, rbac
+from gw.explain import aws, headers, jwt, ratelimits, rbac
 from gw.explain.context import Context, Result, Stop, unpack
 from gw.explain.explanation import FilterStep
 
@@ -214,4 +214,5 @@ _HANDLERS: Mapping[str, tuple[str, Callable[[hcm_pb2.HttpFilter, Any, Context], 
     _HTTP + "header_to_metadata.v3.Config": ("transformation", headers.extract),
     _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", headers.mutate),
     _HTTP + "lua.v3.Lua": ("transformation", headers.lua),
+    _HTTP + "aws_lambda.v3.Config": (aws.KIND, aws.aws_lambda),
 }

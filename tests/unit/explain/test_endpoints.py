@@ -90,7 +90,7 @@ def test_hashing_with_locality_weighting_and_no_weight_has_an_empty_table() -> N
         assert picked.endpoints == ()
         assert picked.failover == ("10.1.0.1:80",)
         assert picked.empty_because.startswith(f"{name} with locality weighting")
-        assert "no locality at priority 0 has one" in picked.empty_because
+        assert "priority 0's (10.0.0.1:80, 10.0.0.2:80) have none" in picked.empty_because
 
 
 def test_hashing_without_locality_weighting_uses_every_endpoint() -> None:
