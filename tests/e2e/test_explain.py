@@ -67,8 +67,8 @@ ROLE = "gw-system~gateway-proxy"
 #: or reach, and why the rewrite leaves them: there Envoy may answer a predicted forward
 #: with 503 `no healthy upstream` (`explain_cases.not_reachable_here`).
 OFF_THIS_MACHINE = {
-    "upstream-aws-lambda": "a Lambda region's endpoint, whose name and TLS the aws_lambda "
-    "filter signs requests for",
+    "upstream-aws-lambda": "a Lambda region's endpoint: the aws_lambda filter signs "
+    "requests for that host name, over TLS",
 }
 TYPES = ("Cluster", "ClusterLoadAssignment", "Listener", "RouteConfiguration")
 

@@ -12,9 +12,10 @@ upstream`). Nothing that decides matching, filters or statuses is touched.
 
 Upstreams whose endpoints are host names on the internet (an AWS Lambda region's endpoint)
 cannot be pointed at loopback without changing what is tested, and cannot be reached from
-here: Envoy's 503 `no healthy upstream` (the name does not resolve) or `upstream connect
-error` is then accepted for a predicted forward, but only when Envoy names the predicted
-route and a predicted cluster whose every endpoint is such a name (`not_reachable_here`).
+here: Envoy's 503 `no healthy upstream` (the name does not resolve) is then accepted for a
+predicted forward, but only when Envoy names the predicted route and a predicted cluster
+whose every endpoint is such a name (`not_reachable_here`). (A 503 `upstream connect error`,
+Envoy reaching an endpoint that does not answer, is accepted for any forward.)
 """
 
 from __future__ import annotations
