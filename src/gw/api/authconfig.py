@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from gw.api.authconfig_accesstoken import AccessTokenValidation
 from gw.api.authconfig_apikey import ApiKeyAuth
 from gw.api.authconfig_basic import BasicAuth
 from gw.api.authconfig_oidc import OidcAuthorizationCode
@@ -21,7 +22,7 @@ from gw.api.meta import Empty, Model, Resource
 
 class OAuth2(Model):
     oidc_authorization_code: OidcAuthorizationCode | None = None
-    access_token_validation: dict[str, Any] | None = None
+    access_token_validation: AccessTokenValidation | None = None
     oauth2: dict[str, Any] | None = None
 
 

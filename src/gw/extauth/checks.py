@@ -19,10 +19,17 @@ from typing import Any, Protocol
 import httpx
 import redis.asyncio as aioredis
 
-from gw.extauth import apikey, basic, flow, jwtstep, passthrough
+from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, passthrough
 from gw.extauth.decisions import Decision, Request, State
 from gw.extauth.sessions import redis_client
-from gw.wire import extauth_apikey, extauth_basic, extauth_jwt, extauth_oidc, extauth_passthrough
+from gw.wire import (
+    extauth_accesstoken,
+    extauth_apikey,
+    extauth_basic,
+    extauth_jwt,
+    extauth_oidc,
+    extauth_passthrough,
+)
 from gw.wire.extauth import Check as WireCheck
 from gw.wire.extauth_oidc import RedisStore
 
@@ -78,6 +85,7 @@ BUILDERS: dict[type, Builder] = {
     extauth_apikey.ApiKeyAuth: apikey.build,
     extauth_passthrough.PassThroughAuth: passthrough.build,
     extauth_jwt.JwtStep: jwtstep.build,
+    extauth_accesstoken.AccessTokenValidation: accesstoken.build,
 }
 
 

@@ -19,6 +19,7 @@ from gw.api import ResourceKey
 from gw.api.authconfig import AuthConfigEntry
 from gw.snapshot import Snapshot
 from gw.translator.gateway import (
+    authconfig_accesstoken,
     authconfig_apikey,
     authconfig_basic,
     authconfig_oidc,
@@ -70,7 +71,12 @@ KINDS: tuple[Kind, ...] = (
         lambda _, ctx: extauth_jwt.JwtStep(),
         lambda _: Needs(metadata=(extauth_jwt.METADATA_NAMESPACE,)),
     ),
-    Kind("oauth2.accessTokenValidation", _oauth2("access_token_validation")),
+    Kind(
+        "oauth2.accessTokenValidation",
+        _oauth2("access_token_validation"),
+        authconfig_accesstoken.build,
+        authconfig_accesstoken.needs,
+    ),
     Kind("opaAuth", lambda e: e.opa_auth),
     Kind("ldap", lambda e: e.ldap),
     Kind("oauth2.oauth2", _oauth2("oauth2"), why="use oauth2.oidcAuthorizationCode"),
