@@ -16,6 +16,7 @@ from gw.api.authconfig_accesstoken import AccessTokenValidation
 from gw.api.authconfig_apikey import ApiKeyAuth
 from gw.api.authconfig_basic import BasicAuth
 from gw.api.authconfig_oidc import OidcAuthorizationCode
+from gw.api.authconfig_opa import OpaAuth
 from gw.api.authconfig_passthrough import PassThroughAuth
 from gw.api.meta import Empty, Model, Resource
 
@@ -32,12 +33,12 @@ class AuthConfigEntry(Model):
     oauth2: OAuth2 | None = None
     api_key_auth: ApiKeyAuth | None = None
     pass_through_auth: PassThroughAuth | None = None
+    opa_auth: OpaAuth | None = None
     #: `jwt: {}`: the JWT options of the host or route do the verifying.
     jwt: Empty | None = None
     # Kinds of the established API that this build does not run: refused by name.
     oauth: dict[str, Any] | None = None
     plugin_auth: dict[str, Any] | None = None
-    opa_auth: dict[str, Any] | None = None
     opa_server_auth: dict[str, Any] | None = None
     ldap: dict[str, Any] | None = None
     hmac_auth: dict[str, Any] | None = None

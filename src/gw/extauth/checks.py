@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import httpx
 import redis.asyncio as aioredis
 
-from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, passthrough
+from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, opa, passthrough
 from gw.extauth.decisions import Decision, Request, State
 from gw.extauth.sessions import redis_client
 from gw.wire import (
@@ -28,6 +28,7 @@ from gw.wire import (
     extauth_basic,
     extauth_jwt,
     extauth_oidc,
+    extauth_opa,
     extauth_passthrough,
 )
 from gw.wire.extauth import Check as WireCheck
@@ -86,6 +87,7 @@ BUILDERS: dict[type, Builder] = {
     extauth_passthrough.PassThroughAuth: passthrough.build,
     extauth_jwt.JwtStep: jwtstep.build,
     extauth_accesstoken.AccessTokenValidation: accesstoken.build,
+    extauth_opa.OpaAuth: opa.build,
 }
 
 

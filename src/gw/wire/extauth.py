@@ -22,6 +22,7 @@ from gw.wire.extauth_apikey import ApiKeyAuth
 from gw.wire.extauth_basic import BasicAuth
 from gw.wire.extauth_jwt import JwtStep
 from gw.wire.extauth_oidc import OidcAuthorizationCode
+from gw.wire.extauth_opa import OpaAuth
 from gw.wire.extauth_passthrough import PassThroughAuth
 
 #: Every kind of check, told apart by its `kind` field.
@@ -32,6 +33,7 @@ Check = (
     | PassThroughAuth
     | JwtStep
     | AccessTokenValidation
+    | OpaAuth
 )
 
 

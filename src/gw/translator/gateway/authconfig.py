@@ -23,6 +23,7 @@ from gw.translator.gateway import (
     authconfig_apikey,
     authconfig_basic,
     authconfig_oidc,
+    authconfig_opa,
     authconfig_passthrough,
 )
 from gw.translator.gateway.authstep import Needs, StepContext
@@ -77,12 +78,16 @@ KINDS: tuple[Kind, ...] = (
         authconfig_accesstoken.build,
         authconfig_accesstoken.needs,
     ),
-    Kind("opaAuth", lambda e: e.opa_auth),
+    Kind("opaAuth", lambda e: e.opa_auth, authconfig_opa.build, authconfig_opa.needs),
     Kind("ldap", lambda e: e.ldap),
     Kind("oauth2.oauth2", _oauth2("oauth2"), why="use oauth2.oidcAuthorizationCode"),
     Kind("oauth", lambda e: e.oauth, why="it is deprecated: use oauth2.oidcAuthorizationCode"),
     Kind("pluginAuth", lambda e: e.plugin_auth, why="gw loads no plugins: use passThroughAuth"),
-    Kind("opaServerAuth", lambda e: e.opa_server_auth, why="gw runs no OPA server"),
+    Kind(
+        "opaServerAuth",
+        lambda e: e.opa_server_auth,
+        why="gw runs no OPA server: evaluate the same Rego modules with opaAuth",
+    ),
     Kind("hmacAuth", lambda e: e.hmac_auth),
     Kind("portalAuth", lambda e: e.portal_auth, why="gw has no developer portal"),
 )
