@@ -33,6 +33,7 @@ SECRET_TYPES = {
     "kubernetes.io/tls": "TLS",
     "extauth.vendor.io/oauth": "OAuth",
     "extauth.vendor.io/apikey": "ApiKey",
+    "extauth.vendor.io/accountcredentials": "AccountCredentials",
     "gw.vendor.io/header": "Header",
 }
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import httpx
 import redis.asyncio as aioredis
 
-from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, opa, passthrough
+from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, ldap, opa, passthrough
 from gw.extauth.decisions import Decision, Request, State
 from gw.extauth.sessions import redis_client
 from gw.wire import (
@@ -27,6 +27,7 @@ from gw.wire import (
     extauth_apikey,
     extauth_basic,
     extauth_jwt,
+    extauth_ldap,
     extauth_oidc,
     extauth_opa,
     extauth_passthrough,
@@ -88,6 +89,7 @@ BUILDERS: dict[type, Builder] = {
     extauth_jwt.JwtStep: jwtstep.build,
     extauth_accesstoken.AccessTokenValidation: accesstoken.build,
     extauth_opa.OpaAuth: opa.build,
+    extauth_ldap.Ldap: ldap.build,
 }
 
 

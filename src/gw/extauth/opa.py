@@ -121,8 +121,7 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
     return {
         k: v
         for k, v in values.items()
-        if isinstance(v, _PLAIN)
-        or (isinstance(v, list) and all(isinstance(i, str) for i in v))
+        if isinstance(v, _PLAIN) or (isinstance(v, list) and all(isinstance(i, str) for i in v))
     }
 
 

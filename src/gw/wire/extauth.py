@@ -21,6 +21,7 @@ from gw.wire.extauth_accesstoken import AccessTokenValidation
 from gw.wire.extauth_apikey import ApiKeyAuth
 from gw.wire.extauth_basic import BasicAuth
 from gw.wire.extauth_jwt import JwtStep
+from gw.wire.extauth_ldap import Ldap
 from gw.wire.extauth_oidc import OidcAuthorizationCode
 from gw.wire.extauth_opa import OpaAuth
 from gw.wire.extauth_passthrough import PassThroughAuth
@@ -34,6 +35,7 @@ Check = (
     | JwtStep
     | AccessTokenValidation
     | OpaAuth
+    | Ldap
 )
 
 
