@@ -36,12 +36,19 @@ def group_dn(name: str) -> str:
 
 
 class Slapd:
-    def __init__(self, workdir: Path, reader_password: str = "reader-pwd") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        reader_password: str = "reader-pwd",
+        passwords: dict[str, str] | None = None,
+    ) -> None:
+        """`passwords` replaces the users' passwords (user → password)."""
         if not SLAPD.exists() or shutil.which("ldapadd") is None:
             raise RuntimeError("slapd or ldapadd is not installed: run scripts/system-deps")
         self.dir = workdir / f"slapd-{free_port()}"
         (self.dir / "data").mkdir(parents=True)
         self.reader_password = reader_password
+        self.passwords = {**PASSWORDS, **(passwords or {})}
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.url = f"ldap://{self.address}"
@@ -106,7 +113,7 @@ access to * by self read by dn.exact="{READER_DN}" read by * none
         entries += [
             f"dn: {USER_DN_TEMPLATE % user}\nobjectClass: inetOrgPerson\ncn: {user}\nsn: {user}\n"
             f"uid: {user}\nuserPassword: {password}"
-            for user, password in PASSWORDS.items()
+            for user, password in self.passwords.items()
         ]
         entries += [
             f"dn: {group_dn(group)}\nobjectClass: groupOfNames\ncn: {group}\n"
