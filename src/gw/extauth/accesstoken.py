@@ -23,7 +23,6 @@ gateway nests them).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 import time
@@ -32,19 +31,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from joserfc import errors as jose_errors
-from joserfc import jwt
-from joserfc.jwk import KeySet
 
-from gw.extauth.cached import Cached
 from gw.extauth.decisions import Allow, Decision, Deny, Request, State, text
-from gw.extauth.oidc import ALGORITHMS, CLOCK_SKEW, ProviderUnavailable
+from gw.extauth.jwtaccess import InvalidToken, JwtVerifier, UnknownKey
+from gw.extauth.oidc import ProviderUnavailable
 from gw.wire.extauth_accesstoken import (
     INTROSPECTION_STATE_KEY,
     JWT_STATE_KEY,
     AccessTokenValidation,
     Introspection,
-    JwtValidation,
 )
 
 if TYPE_CHECKING:
@@ -57,16 +52,6 @@ UNAVAILABLE = "identity provider unavailable"
 CACHE_SIZE = 10_000
 #: Seconds a refused token stays refused without asking again (at most the cache timeout).
 REFUSED_TTL = 60.0
-#: An unknown `kid` fetches a remote key set again when it is older than this (rotation).
-KEYS_MIN_AGE = 10.0
-
-
-class InvalidToken(Exception):
-    """The token is not valid; the message says why (logged at debug level)."""
-
-
-class UnknownKey(InvalidToken):
-    """Signed with a key the key set lacks (yet): not remembered, the set may rotate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +72,7 @@ class AccessTokenCheck:
         self.where = where
         self.step = where.rsplit("/", 1)[-1]
         self.http = http
-        self.keys = _keys(config.jwt, self._fetch_keys) if config.jwt else None
+        self.jwt = JwtVerifier(config.jwt, self._send) if config.jwt else None
         self._cache: OrderedDict[str, tuple[Validated | None, float]] = OrderedDict()
         self._pending: dict[str, asyncio.Future[tuple[Validated | None, float]]] = {}
 
@@ -136,7 +121,8 @@ class AccessTokenCheck:
                 claims = await self._introspect(self.config.introspection, token)
                 state_key = INTROSPECTION_STATE_KEY
             else:
-                claims = await self._verify(token)
+                assert self.jwt is not None
+                claims = await self.jwt.verify(token)
                 state_key = JWT_STATE_KEY
             _check_scopes(claims, self.config.required_scopes)
             userinfo = await self._userinfo(token) if self.config.userinfo_url else None
@@ -196,37 +182,6 @@ class AccessTokenCheck:
             raise InvalidToken("not active")
         return body
 
-    async def _verify(self, token: str) -> dict[str, Any]:
-        config = self.config.jwt
-        assert config is not None and self.keys is not None
-        header = _header(token)
-        if not header.get("kid") or not header.get("alg"):
-            raise InvalidToken("the JWT has no kid or alg")
-        keys = await self.keys.get()
-        try:
-            decoded = _decode(token, keys)
-        except jose_errors.InvalidKeyIdError:
-            if not config.remote_jwks_url or time.monotonic() - self.keys.fetched_at < KEYS_MIN_AGE:
-                raise UnknownKey("signed with an unknown key") from None
-            try:
-                decoded = _decode(token, await self.keys.get(force=True))
-            except jose_errors.InvalidKeyIdError:
-                raise UnknownKey("signed with an unknown key") from None
-        claims = dict(decoded.claims)
-        options: dict[str, Any] = {"exp": {"essential": False}, "nbf": {"essential": False}}
-        if config.issuer:
-            options["iss"] = {"essential": True, "value": config.issuer}
-        try:
-            jwt.JWTClaimsRegistry(leeway=CLOCK_SKEW, **options).validate(claims)
-        except jose_errors.JoseError as exc:
-            raise InvalidToken(exc.description or exc.error) from None
-        if config.audiences:
-            aud = claims.get("aud")
-            given = aud if isinstance(aud, list) else [aud]
-            if not set(config.audiences) & {a for a in given if isinstance(a, str)}:
-                raise InvalidToken("for another audience")
-        return claims
-
     async def _userinfo(self, token: str) -> dict[str, Any]:
         answer = await self._send(
             "GET", self.config.userinfo_url, headers={"authorization": f"Bearer {token}"}
@@ -237,70 +192,11 @@ class AccessTokenCheck:
             raise ProviderUnavailable(f"userinfo answered {answer.status_code}")
         return _object(answer)
 
-    async def _fetch_keys(self) -> KeySet:
-        assert self.config.jwt is not None
-        answer = await self._send("GET", self.config.jwt.remote_jwks_url)
-        if answer.status_code != 200:
-            raise ProviderUnavailable(f"key set answered {answer.status_code}")
-        return key_set(_object(answer))
-
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             return await self.http.request(method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise ProviderUnavailable(f"{method} {url}: {type(exc).__name__} {exc}") from None
-
-
-class _Fixed:
-    """A key set given inline: never fetched."""
-
-    def __init__(self, keys: KeySet) -> None:
-        self.keys = keys
-        self.fetched_at = 0.0
-
-    async def get(self, *, force: bool = False) -> KeySet:
-        return self.keys
-
-
-def _keys(config: JwtValidation, fetch: Any) -> Cached[KeySet] | _Fixed:
-    if config.remote_jwks_url:
-        return Cached(fetch, config.refresh_interval_ms / 1000, (ProviderUnavailable,))
-    try:
-        return _Fixed(key_set(json.loads(config.local_jwks)))
-    except (ProviderUnavailable, ValueError) as exc:  # stage 1 checks it: a NACK
-        raise ValueError(f"localJwks: {exc}") from None
-
-
-def key_set(document: dict[str, Any]) -> KeySet:
-    """The usable keys of a JWKS document: with a `kid`, and for signatures."""
-    usable = [
-        k
-        for k in document.get("keys", [])
-        if isinstance(k, dict) and k.get("kid") and k.get("use", "sig") == "sig"
-    ]
-    try:
-        return KeySet.import_key_set({"keys": usable})
-    except (jose_errors.JoseError, ValueError, TypeError) as exc:
-        raise ProviderUnavailable(f"key set is not usable: {exc}") from None
-
-
-def _decode(token: str, keys: KeySet) -> jwt.Token:
-    try:
-        return jwt.decode(token, keys, algorithms=ALGORITHMS)
-    except jose_errors.InvalidKeyIdError:
-        raise
-    except (jose_errors.JoseError, ValueError) as exc:
-        raise InvalidToken(f"the signature does not verify ({exc})") from None
-
-
-def _header(token: str) -> dict[str, Any]:
-    """The protected header of a compact JWS ({} when it is none)."""
-    part = token.partition(".")[0]
-    try:
-        header = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
-    except ValueError:
-        return {}
-    return header if isinstance(header, dict) else {}
 
 
 def _check_scopes(claims: dict[str, Any], required: tuple[str, ...]) -> None:

@@ -54,7 +54,7 @@ def build(opa: OpaAuth, ctx: StepContext) -> extauth_opa.OpaAuth | None:
         return None
     found = rego.problems(tuple((m.name, m.source) for m in modules), opa.query)
     for problem in found:
-        ctx.error("modules" if opa.modules else "query", problem)
+        ctx.error("query" if problem.startswith("the query") else "modules", problem)
     if found:
         return None
     options = opa.options
