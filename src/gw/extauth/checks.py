@@ -50,7 +50,9 @@ class Shared:
     """Clients that outlive a configuration: checks take them here, and give Redis
     clients back on `close` (a store no check uses any more is disconnected)."""
 
-    def __init__(self) -> None:
+    def __init__(self, session_cache: float = 2.0) -> None:
+        #: Seconds a Redis session read is kept in memory (`gw extauth --session-cache`).
+        self.session_cache = session_cache
         self.http = httpx.AsyncClient(
             timeout=httpx.Timeout(5.0, connect=2.0), follow_redirects=False
         )

@@ -97,8 +97,11 @@ class CookieSessions:
 
 
 class RedisSessions:
-    def __init__(self, session: Session, client: aioredis.Redis) -> None:
+    def __init__(
+        self, session: Session, client: aioredis.Redis, cache_seconds: float = LOCAL_CACHE_SECONDS
+    ) -> None:
         assert session.store is not None
+        self.cache_seconds = cache_seconds
         self.session = session
         self.store: RedisStore = session.store
         self.client = client
@@ -166,7 +169,9 @@ class RedisSessions:
         return max(1, int(tokens.expires_at - time.time()))
 
     def _remember(self, sid: str, tokens: Tokens | None, now: float) -> None:
-        self._cache[sid] = (tokens, now + LOCAL_CACHE_SECONDS)
+        if self.cache_seconds <= 0:
+            return
+        self._cache[sid] = (tokens, now + self.cache_seconds)
         self._cache.move_to_end(sid)
         while len(self._cache) > LOCAL_CACHE_SIZE:
             self._cache.popitem(last=False)
