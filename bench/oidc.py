@@ -239,7 +239,7 @@ class Bench:
                 {"Host": secure},
                 pids,
                 cookies,
-                peers.rotating_cookies(self.work / f"{name}.lua", cookies, "/bench"),
+                peers.rotating_header(self.work / f"{name}.lua", "Cookie", cookies, "/bench"),
                 prepare=lambda port=port: self.use_extauth(port),  # type: ignore[misc]
             )
         self.sides["gw-plain"] = Side(
@@ -277,7 +277,7 @@ class Bench:
             {"Host": host},
             {"proxy": secure.pid, "redis": self._redis_pid()},
             cookies,
-            peers.rotating_cookies(self.work / "apache.lua", cookies, "/bench"),
+            peers.rotating_header(self.work / "apache.lua", "Cookie", cookies, "/bench"),
         )
         port = free_port()
         config = peers.apache_config(port, upstream, self.work / "apache-plain", None)

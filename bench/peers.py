@@ -385,7 +385,7 @@ def wrk(
     script: Path | None = None,
 ) -> dict[str, Any]:
     """One `wrk -t1` run: req/s, p50/p99 ms, requests, non-2xx answers, socket errors.
-    `script`: a wrk Lua script (e.g. `rotating_cookies`)."""
+    `script`: a wrk Lua script (e.g. `rotating_header`)."""
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
     if script is not None:
         command += ["-s", str(script)]
@@ -395,16 +395,16 @@ def wrk(
     return parse_wrk(out)
 
 
-def rotating_cookies(path: Path, cookies: list[str], request_path: str) -> Path:
-    """A wrk script sending each request with the next of `cookies` (round robin), so
-    that every session is used as often as the others."""
-    quoted = ",\n".join(json.dumps(c) for c in cookies)
+def rotating_header(path: Path, header: str, values: list[str], request_path: str) -> Path:
+    """A wrk script sending each request with the next of `values` in `header` (round
+    robin): every session or user is used as often as the others."""
+    quoted = ",\n".join(json.dumps(v) for v in values)
     path.write_text(
-        f"local cookies = {{\n{quoted}\n}}\n"
+        f"local values = {{\n{quoted}\n}}\n"
         "local i = 0\n"
         "request = function()\n"
-        "  i = i % #cookies + 1\n"
-        '  wrk.headers["Cookie"] = cookies[i]\n'
+        "  i = i % #values + 1\n"
+        f"  wrk.headers[{json.dumps(header)}] = values[i]\n"
         f'  return wrk.format("GET", {json.dumps(request_path)})\n'
         "end\n"
     )
