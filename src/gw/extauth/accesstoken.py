@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from gw.extauth.decisions import Allow, Decision, Deny, Request, State, text
-from gw.extauth.jwtaccess import InvalidToken, JwtVerifier, UnknownKey
+from gw.extauth.jwtaccess import InvalidToken, JwtVerifier, UnknownKey, json_object
 from gw.extauth.oidc import ProviderUnavailable
 from gw.wire.extauth_accesstoken import (
     INTROSPECTION_STATE_KEY,
@@ -177,7 +177,7 @@ class AccessTokenCheck:
         answer = await self._send("POST", config.url, data=form, auth=auth)
         if answer.status_code != 200:
             raise ProviderUnavailable(f"introspection answered {answer.status_code}")
-        body = _object(answer)
+        body = json_object(answer)
         if body.get("active") is not True:
             raise InvalidToken("not active")
         return body
@@ -190,7 +190,7 @@ class AccessTokenCheck:
             raise InvalidToken(f"userinfo answered {answer.status_code}")
         if answer.status_code != 200:
             raise ProviderUnavailable(f"userinfo answered {answer.status_code}")
-        return _object(answer)
+        return json_object(answer)
 
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -207,13 +207,3 @@ def _check_scopes(claims: dict[str, Any], required: tuple[str, ...]) -> None:
     missing = [s for s in required if s not in granted]
     if missing:
         raise InvalidToken(f"lacks the scopes {' '.join(missing)}")
-
-
-def _object(answer: httpx.Response) -> dict[str, Any]:
-    try:
-        body = answer.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise ProviderUnavailable(f"{answer.url} did not answer with a JSON object")
-    return body

@@ -80,13 +80,18 @@ class JwtVerifier:
         answer = await self._send("GET", self.config.remote_jwks_url)
         if answer.status_code != 200:
             raise ProviderUnavailable(f"key set answered {answer.status_code}")
-        try:
-            document = answer.json()
-        except ValueError:
-            document = None
-        if not isinstance(document, dict):
-            raise ProviderUnavailable(f"{answer.url} did not answer with a JSON object")
-        return key_set(document)
+        return key_set(json_object(answer))
+
+
+def json_object(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON object a provider answered (ProviderUnavailable for anything else)."""
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise ProviderUnavailable(f"{answer.url} did not answer with a JSON object")
+    return body
 
 
 class _Fixed:
