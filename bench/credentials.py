@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -33,7 +32,7 @@ from tests.support.ports import free_port
 from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.wait import wait_until
 
-from bench import peers, report
+from bench import oidc, peers, report
 from bench.oidc import BODY, Side, _is_envoy, extauth_upstream
 from bench.report import RESULTS
 
@@ -45,7 +44,6 @@ RATIOS = (
     ("gw-basic", "gw-plain"),
     ("gw-apikey", "gw-plain"),
 )
-METRICS = ("rps", "p50_ms", "p99_ms", "cpu_us_per_req")
 
 
 def htpasswd(path: Path, users: int) -> dict[str, str]:
@@ -265,33 +263,6 @@ def _ok(url: str, headers: dict[str, str]) -> httpx.Response | None:
     return answer if answer.status_code == 200 else None
 
 
-def summarize(sides: dict[str, Side]) -> dict[str, Any]:
-    scenarios = {
-        name: {
-            "median": {k: round(statistics.median(r[k] for r in s.runs), 3) for k in METRICS},
-            "cpu_us_by_process": {
-                role: round(statistics.median(r["cpu_us_by_process"][role] for r in s.runs), 1)
-                for role in s.pids
-            },
-            "runs": s.runs,
-        }
-        for name, s in sides.items()
-    }
-    ratios = {
-        f"{a} / {b}": {
-            k: round(
-                statistics.median(
-                    x[k] / y[k] for x, y in zip(sides[a].runs, sides[b].runs, strict=True)
-                ),
-                3,
-            )
-            for k in METRICS
-        }
-        for a, b in RATIOS
-    }
-    return {"scenarios": scenarios, "ratios": ratios}
-
-
 def markdown(result: dict[str, Any]) -> str:
     s = result["settings"]
     lines = [
@@ -303,16 +274,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"over the rounds. Load average at start {result['load_average']['start']}, at end "
         f"{result['load_average']['end']}.",
         "",
-        "| scenario | req/s | p50 ms | p99 ms | CPU µs/req, total | by process |",
-        "|---|---|---|---|---|---|",
+        *oidc.scenario_table(result),
     ]
-    for name, data in result["scenarios"].items():
-        m = data["median"]
-        parts = ", ".join(f"{k} {v:.0f}" for k, v in data["cpu_us_by_process"].items())
-        lines.append(
-            f"| {name} | {m['rps']:,.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
-            f"{m['cpu_us_per_req']:.1f} | {parts} |"
-        )
     lines += [
         "",
         "Ratios (median of the per-round ratios):",
@@ -333,17 +296,7 @@ def run(seconds: float, rounds: int, connections: int, users: int) -> dict[str, 
         bench = Bench(work, users)
         try:
             bench.check()
-            for side in bench.sides.values():
-                side.measure(1, connections)
-            for n in range(rounds):
-                for name in SCENARIOS:
-                    result = bench.sides[name].measure(seconds, connections)
-                    bench.sides[name].runs.append(result)
-                    print(
-                        f"round {n + 1} {name:12} {result['rps']:8.0f} req/s  "
-                        f"cpu {result['cpu_us_per_req']:.0f} µs/req",
-                        flush=True,
-                    )
+            oidc.measure_rounds(bench.sides, SCENARIOS, rounds, seconds, connections)
         finally:
             bench.stop()
     return {
@@ -358,7 +311,7 @@ def run(seconds: float, rounds: int, connections: int, users: int) -> dict[str, 
             "users": users,
             "order": list(SCENARIOS),
         },
-        **summarize(bench.sides),
+        **oidc.summarize(bench.sides, RATIOS),
     }
 
 
