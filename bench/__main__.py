@@ -42,6 +42,10 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
         ["--duration", "1", "--rounds", "1", "--users", "5"],
     ),
     "extauth": (["--duration", "4", "--reps", "3"], ["--duration", "1", "--reps", "1"]),
+    "authz_transport": (
+        ["--duration", "5", "--rounds", "3"],
+        ["--duration", "1", "--rounds", "1"],
+    ),
     "translate": ([], ["--sizes", "100,1000"]),
     "propagation": ([], ["--samples", "3", "--sizes", "10,1000"]),
     "isolation": (
@@ -61,6 +65,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     if part == "extauth":
         return {k: {"rps": v["rps_median"], "vs_plain": v["rps_vs_plain"]}
                 for k, v in data["summary"].items()}  # fmt: skip
+    if part == "authz_transport":
+        return dict(data["summary"])
     if part == "translate":
         return {
             str(r["virtual_services"]): {

@@ -10,6 +10,8 @@ app, and real servers on loopback for what the check talks to:
 - `legacy.test`: the older `introspectionUrl` (no client authentication), `cacheTimeout: 0`.
 - `local.test`: JWTs checked with an inline key set (`localJwks`), an issuer and an audience.
 - `remote.test`: JWTs checked with a key set fetched from a key server (`remoteJwks`).
+- `nowhere.test` / `nokeys.test`: an introspection endpoint and a key set at addresses
+  nothing listens on.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tests.support.extauth_gateway import ExtauthGateway
 from tests.support.extauth_manifests import chain
 from tests.support.introspection import IntrospectionServer
 from tests.support.oidc_provider import OidcProvider
+from tests.support.ports import free_port
 from tests.support.tokens import JwksServer, SigningKey
 from tests.support.wait import wait_until
 
@@ -174,11 +177,30 @@ stringData: {{client-secret: {CLIENT_SECRET}}}
           remoteJwks: {{url: "http://127.0.0.1:{jwks.port}/keys", refreshInterval: 1h}}""",
             ),
         )
-        for name in ("introspect", "legacy", "local", "remote"):
+        gateway.write(
+            "ac-down",
+            chain(
+                "nowhere",
+                f"""
+  - oauth2:
+      accessTokenValidation:
+        introspectionUrl: http://127.0.0.1:{free_port()}/introspect""",
+            )
+            + "---"
+            + chain(
+                "nokeys",
+                f"""
+  - oauth2:
+      accessTokenValidation:
+        jwt: {{remoteJwks: {{url: "http://127.0.0.1:{free_port()}/keys"}}}}""",
+            ),
+        )
+        names = ("introspect", "legacy", "local", "remote", "nowhere", "nokeys")
+        for name in names:
             gateway.gw.wait_status(f"AuthConfig gw-system.{name}", "Accepted")
         gateway.write("vs-introspect", guide_host("introspect.test"))
         gateway.gw.wait_status("VirtualService default.introspect", "Accepted")
-        for name in ("legacy", "local", "remote"):
+        for name in ("legacy", "local", "remote", "nowhere", "nokeys"):
             gateway.guard(name, name)
         yield {
             "gateway": gateway,
@@ -310,3 +332,15 @@ def test_unreachable_introspection_fails_closed(env: dict[str, Any]) -> None:
     assert (down.status_code, down.text) == (503, "identity provider unavailable")
     assert down.headers["retry-after"] == "5"
     assert gateway.get("legacy.test", "/", headers=bearer(token)).status_code == 200
+
+
+def test_unreachable_provider_fails_closed(env: dict[str, Any]) -> None:
+    """Nothing listens at the introspection endpoint or the key set's address: 503, and the
+    server keeps answering the other hosts."""
+    gateway: ExtauthGateway = env["gateway"]
+    key: SigningKey = env["remote_key"]
+    for host, token in (("nowhere.test", "some-token"), ("nokeys.test", key.token("x"))):
+        down = gateway.get(host, "/", headers=bearer(token))
+        assert (down.status_code, down.text) == (503, "identity provider unavailable"), host
+        assert "x-echo-name" not in down.headers
+    assert gateway.get("remote.test", "/", headers=bearer(key.token("x"))).status_code == 200
