@@ -11,7 +11,8 @@ bundle can see for any part of any of them. Real `gw up`, Envoy, extauth server,
 
 The AuthConfig kinds add their own: a basic-auth password (only ever in requests), its salt
 and APR1 hash (in the AuthConfig, made by `htpasswd`), an API key and a value of its secret
-that a header copies (both used by requests that pass).
+that a header copies (both used by requests that pass), an LDAP user's password (only in
+requests, bound at a real `slapd`) and an LDAP service account's (in its Secret).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from tests.support.htpasswd import apr1
 from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
+from tests.support.slapd import READER_DN, USER_DN_TEMPLATE, Slapd, group_dn
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -58,6 +60,8 @@ BASIC_PASSWORD = "pw-" + secrets.token_urlsafe(18)
 BASIC_SALT, BASIC_HASH = apr1("alice", BASIC_PASSWORD)
 API_KEY = "key-" + secrets.token_urlsafe(24)
 API_KEY_EMAIL = f"{secrets.token_hex(12)}@example.com"
+LDAP_PASSWORD = "ldap-" + secrets.token_urlsafe(18)
+LDAP_SERVICE_PASSWORD = "svc-" + secrets.token_urlsafe(18)
 _PRIVATE_JWT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -94,6 +98,8 @@ def fragments() -> dict[str, list[str]]:
     out["basic-auth salt and hash"] = [f"{BASIC_SALT}", BASIC_HASH]
     out["API key"] = [API_KEY, base64.b64encode(API_KEY.encode()).decode()]
     out["API key metadata"] = [API_KEY_EMAIL, base64.b64encode(API_KEY_EMAIL.encode()).decode()]
+    out["LDAP user password"] = [LDAP_PASSWORD]
+    out["LDAP service account password"] = [LDAP_SERVICE_PASSWORD]
     return out
 
 
@@ -159,6 +165,33 @@ data:
 """
 
 
+def ldap_auth_config(slapd: Slapd) -> str:
+    """An LDAP AuthConfig reading groups as a service account (its password in a Secret),
+    with the virtual service it guards."""
+    return f"""
+apiVersion: v1
+kind: Secret
+metadata: {{name: ldap-reader, namespace: gw-system}}
+type: extauth.vendor.io/accountcredentials
+stringData: {{username: "{READER_DN}", password: "{LDAP_SERVICE_PASSWORD}"}}
+---
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: ldap, namespace: gw-system}}
+spec:
+  configs:
+  - ldap:
+      address: {slapd.address}
+      userDnTemplate: "{USER_DN_TEMPLATE}"
+      allowedGroups: ["{group_dn("managers")}"]
+      groupLookupSettings:
+        checkGroupsWithServiceAccount: true
+        credentialsSecretRef: {{name: ldap-reader, namespace: gw-system}}
+---
+{protected_app("ldap", "ldap.test", "ldap")}
+"""
+
+
 def client_tls_upstream(port: int) -> str:
     return f"""
 apiVersion: gw.vendor.io/v1
@@ -178,6 +211,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     try:
         app = Echo(work, "app")
         started.append(app)
+        slapd = Slapd(work, LDAP_SERVICE_PASSWORD, {"rick": LDAP_PASSWORD})
+        started.append(slapd)
         folder = work / "config"
         folder.mkdir()
         extauth_port = free_port()
@@ -204,6 +239,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     jwt_virtual_service("jwt-private", JWT_PRIVATE_PEM),
                     jwt_virtual_service("jwt-symmetric", symmetric),
                     key_auth_configs(),
+                    ldap_auth_config(slapd),
                 ]
             ),
         )
@@ -253,6 +289,11 @@ def use_the_secrets(gw: GwUp) -> None:
     seen = gw.get("/", host="keys.test", headers={"api-key": API_KEY}).json()["headers"]
     assert seen["x-email"] == API_KEY_EMAIL
     assert gw.get("/", host="keys.test", headers={"api-key": API_KEY + "x"}).status_code == 401
+    ldap = "Basic " + base64.b64encode(f"rick:{LDAP_PASSWORD}".encode()).decode()
+    seen = gw.get("/", host="ldap.test", headers={"authorization": ldap}).json()["headers"]
+    assert seen["x-user-id"] == "rick"
+    wrong = "Basic " + base64.b64encode(f"rick:{LDAP_PASSWORD}x".encode()).decode()
+    assert gw.get("/", host="ldap.test", headers={"authorization": wrong}).status_code == 401
 
 
 def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
@@ -287,6 +328,8 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
     for args in (
         ("get", "virtualservice", "-o", "yaml"),
         ("get", "upstreams", "-o", "yaml"),
+        ("get", "authconfig", "-o", "yaml"),
+        ("get", "secret", "-o", "yaml"),
         ("get", "virtualservice"),
         ("check",),
         ("debug", "yaml"),
@@ -312,10 +355,12 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
 def test_the_scan_finds_every_planted_value_where_it_belongs(env: dict[str, Any]) -> None:
     """The scan can fail: run on the manifests, which do hold the values, it finds each
-    (but the basic-auth password, which only requests carry: the manifests hold its hash),
+    (but the basic-auth and LDAP user passwords, which only requests carry: the manifests
+    hold the basic-auth hash, the LDAP server the other),
     and it finds the API key metadata in what the upstream was sent."""
     folder: Path = env["folder"]
-    in_manifests = [label for label in fragments() if label != "basic-auth password"]
+    only_in_requests = ("basic-auth password", "LDAP user password")
+    in_manifests = [label for label in fragments() if label not in only_in_requests]
     assert leaks((folder / "all.yaml").read_text()) == in_manifests
     echoed = env["gw"].get("/", host="keys.test", headers={"api-key": API_KEY}).text
     assert leaks(echoed) == ["API key", "API key metadata"]

@@ -74,6 +74,7 @@ KINDS = (
     Kind("", "v1", "services", "Service"),
     Kind("", "v1", "endpoints", "Endpoints"),
     Kind("", "v1", "pods", "Pod"),
+    Kind("", "v1", "configmaps", "ConfigMap"),
     Kind("", "v1", "secrets", "Secret"),
     Kind("", "v1", "namespaces", "Namespace", namespaced=False),
     Kind("apps", "v1", "deployments", "Deployment"),

@@ -16,7 +16,7 @@ from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.options import RouteOption, VirtualHostOption
-from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.orch import ORCH_KINDS, ConfigMap, Endpoints, Pod, Service
 from gw.api.proxy import Proxy
 from gw.api.ratelimit import RateLimitConfig
 from gw.api.routetable import RouteTable
@@ -31,6 +31,7 @@ __all__ = [
     "ORCH_KINDS",
     "STATUSLESS_KINDS",
     "AuthConfig",
+    "ConfigMap",
     "Endpoints",
     "Gateway",
     "ManifestError",

@@ -12,16 +12,19 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from gw.api.authconfig_accesstoken import AccessTokenValidation
 from gw.api.authconfig_apikey import ApiKeyAuth
 from gw.api.authconfig_basic import BasicAuth
+from gw.api.authconfig_ldap import Ldap
 from gw.api.authconfig_oidc import OidcAuthorizationCode
+from gw.api.authconfig_opa import OpaAuth
 from gw.api.authconfig_passthrough import PassThroughAuth
 from gw.api.meta import Empty, Model, Resource
 
 
 class OAuth2(Model):
     oidc_authorization_code: OidcAuthorizationCode | None = None
-    access_token_validation: dict[str, Any] | None = None
+    access_token_validation: AccessTokenValidation | None = None
     oauth2: dict[str, Any] | None = None
 
 
@@ -31,14 +34,14 @@ class AuthConfigEntry(Model):
     oauth2: OAuth2 | None = None
     api_key_auth: ApiKeyAuth | None = None
     pass_through_auth: PassThroughAuth | None = None
+    opa_auth: OpaAuth | None = None
+    ldap: Ldap | None = None
     #: `jwt: {}`: the JWT options of the host or route do the verifying.
     jwt: Empty | None = None
     # Kinds of the established API that this build does not run: refused by name.
     oauth: dict[str, Any] | None = None
     plugin_auth: dict[str, Any] | None = None
-    opa_auth: dict[str, Any] | None = None
     opa_server_auth: dict[str, Any] | None = None
-    ldap: dict[str, Any] | None = None
     hmac_auth: dict[str, Any] | None = None
     portal_auth: dict[str, Any] | None = None
 

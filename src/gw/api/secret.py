@@ -17,6 +17,8 @@ from gw.api.meta import Resource
 TLS_TYPE = "kubernetes.io/tls"
 OAUTH_TYPE = "extauth.vendor.io/oauth"
 APIKEY_TYPE = "extauth.vendor.io/apikey"
+#: `username` and `password` of an account gw binds as (an LDAP service account).
+ACCOUNT_CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
 OPAQUE_TYPE = "Opaque"
 
 

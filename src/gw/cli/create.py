@@ -45,6 +45,7 @@ APIKEY_KEY = "api-key"
 TLS_TYPE = "kubernetes.io/tls"
 OAUTH_TYPE = "extauth.vendor.io/oauth"
 APIKEY_TYPE = "extauth.vendor.io/apikey"
+CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
 REDACTED = "<redacted>"
 
 
@@ -115,6 +116,38 @@ def secret_oauth(
     _parse(manifest)
     _create(
         manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
+    )
+
+
+@secret_app.command("authcredentials")
+def secret_authcredentials(
+    name: Annotated[str, typer.Option("--name", help="Secret name.")],
+    username: Annotated[str, typer.Option("--username", help="The account (an LDAP DN).")] = "",
+    password: Annotated[
+        str,
+        typer.Option(
+            "--password",
+            help="The account's password; `-` reads it from stdin (keeps it out of shell history).",
+        ),
+    ] = "",
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create account credentials (type extauth.vendor.io/accountcredentials): the service
+    account an `ldap` AuthConfig reads group memberships as (`groupLookupSettings`)."""
+    value = sys.stdin.readline().rstrip("\r\n") if password == "-" else password
+    if not username:
+        fail("username not provided")
+    if not value:
+        fail("password not provided")
+    manifest = _secret(namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value})
+    _parse(manifest)
+    _create(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda _: render_table(["Secret", "Type"], [[name, "AccountCredentials"]]),
     )
 
 

@@ -33,6 +33,7 @@ SECRET_TYPES = {
     "kubernetes.io/tls": "TLS",
     "extauth.vendor.io/oauth": "OAuth",
     "extauth.vendor.io/apikey": "ApiKey",
+    "extauth.vendor.io/accountcredentials": "AccountCredentials",
     "gw.vendor.io/header": "Header",
 }
 
@@ -111,6 +112,14 @@ def pod_table(resources: list[dict[str, Any]]) -> str:
     return render_table(["Pod", "Namespace", "IP", "Labels"], rows)
 
 
+def configmap_table(resources: list[dict[str, Any]]) -> str:
+    rows = [
+        [r["metadata"]["name"], r["metadata"]["namespace"], "\n".join(sorted(r.get("data") or {}))]
+        for r in resources
+    ]
+    return render_table(["Config Map", "Namespace", "Keys"], rows)
+
+
 def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
@@ -162,3 +171,9 @@ register(
     endpoints_table,
 )
 register("Pod", ("pods", "pod", "po"), "List pods (what discovery reads) with their IP.", pod_table)
+register(
+    "ConfigMap",
+    ("configmap", "configmaps", "cm"),
+    "List config maps (opaAuth reads its Rego modules there) with their keys.",
+    configmap_table,
+)

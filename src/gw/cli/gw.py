@@ -418,6 +418,12 @@ def extauth(
     xds_certs: XdsCerts = None,
     insecure_xds: InsecureXds = False,
     log_file: LogFile = None,
+    session_cache: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a Redis session read stays in memory (0: read Redis on every check)."
+        ),
+    ] = 2.0,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
@@ -425,7 +431,9 @@ def extauth(
 
     configure_logging(log_level, log_file)
     placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
-    run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
+    run_command(
+        _serve_one(lambda: extauth_server(placement, session_cache=session_cache)), uvloop=True
+    )
 
 
 @app.command()

@@ -19,10 +19,19 @@ from typing import Any, Protocol
 import httpx
 import redis.asyncio as aioredis
 
-from gw.extauth import apikey, basic, flow, jwtstep, passthrough
+from gw.extauth import accesstoken, apikey, basic, flow, jwtstep, ldap, opa, passthrough
 from gw.extauth.decisions import Decision, Request, State
 from gw.extauth.sessions import redis_client
-from gw.wire import extauth_apikey, extauth_basic, extauth_jwt, extauth_oidc, extauth_passthrough
+from gw.wire import (
+    extauth_accesstoken,
+    extauth_apikey,
+    extauth_basic,
+    extauth_jwt,
+    extauth_ldap,
+    extauth_oidc,
+    extauth_opa,
+    extauth_passthrough,
+)
 from gw.wire.extauth import Check as WireCheck
 from gw.wire.extauth_oidc import RedisStore
 
@@ -41,7 +50,9 @@ class Shared:
     """Clients that outlive a configuration: checks take them here, and give Redis
     clients back on `close` (a store no check uses any more is disconnected)."""
 
-    def __init__(self) -> None:
+    def __init__(self, session_cache: float = 2.0) -> None:
+        #: Seconds a Redis session read is kept in memory (`gw extauth --session-cache`).
+        self.session_cache = session_cache
         self.http = httpx.AsyncClient(
             timeout=httpx.Timeout(5.0, connect=2.0), follow_redirects=False
         )
@@ -78,6 +89,9 @@ BUILDERS: dict[type, Builder] = {
     extauth_apikey.ApiKeyAuth: apikey.build,
     extauth_passthrough.PassThroughAuth: passthrough.build,
     extauth_jwt.JwtStep: jwtstep.build,
+    extauth_accesstoken.AccessTokenValidation: accesstoken.build,
+    extauth_opa.OpaAuth: opa.build,
+    extauth_ldap.Ldap: ldap.build,
 }
 
 

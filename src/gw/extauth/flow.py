@@ -58,7 +58,7 @@ def build(oidc: OidcAuthorizationCode, where: str, shared: Shared) -> RelyingPar
     sessions: SessionStore = (
         CookieSessions(oidc.session)
         if store is None
-        else RedisSessions(oidc.session, shared.redis(store))
+        else RedisSessions(oidc.session, shared.redis(store), shared.session_cache)
     )
     party = RelyingParty(oidc, where, IdentityProvider(oidc, shared.http), sessions)
     party.release = (lambda: shared.release_redis(store)) if store is not None else None

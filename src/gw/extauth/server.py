@@ -47,9 +47,9 @@ CLOSE_DELAY = 10.0
 class Registry:
     """The chains by config id, and the clients their checks share."""
 
-    def __init__(self) -> None:
+    def __init__(self, session_cache: float = 2.0) -> None:
         self.chains: dict[str, Chain] = {}
-        self.shared = Shared()
+        self.shared = Shared(session_cache)
         self._tasks: set[asyncio.Task[None]] = set()
         #: Replaced chains, closed `CLOSE_DELAY` later.
         self._retired: set[Chain] = set()
@@ -193,10 +193,10 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
     )
 
 
-def extauth_server(placement: Placement) -> ComponentServer:
+def extauth_server(placement: Placement, *, session_cache: float = 2.0) -> ComponentServer:
     """The ext_authz server where `placement` says (a `gw.lifecycle.Server`: nothing
-    listens before `start()`)."""
-    registry = Registry()
+    listens before `start()`); `session_cache`: seconds a Redis session read is kept."""
+    registry = Registry(session_cache)
     service = AuthorizationService(registry)
     add = partial(external_auth_pb2_grpc.add_AuthorizationServicer_to_server, service)
     return ComponentServer("extauth", placement, TYPE_URL, registry.apply, add, registry.close)

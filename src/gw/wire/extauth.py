@@ -17,14 +17,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gw.wire.extauth_accesstoken import AccessTokenValidation
 from gw.wire.extauth_apikey import ApiKeyAuth
 from gw.wire.extauth_basic import BasicAuth
 from gw.wire.extauth_jwt import JwtStep
+from gw.wire.extauth_ldap import Ldap
 from gw.wire.extauth_oidc import OidcAuthorizationCode
+from gw.wire.extauth_opa import OpaAuth
 from gw.wire.extauth_passthrough import PassThroughAuth
 
 #: Every kind of check, told apart by its `kind` field.
-Check = OidcAuthorizationCode | BasicAuth | ApiKeyAuth | PassThroughAuth | JwtStep
+Check = (
+    OidcAuthorizationCode
+    | BasicAuth
+    | ApiKeyAuth
+    | PassThroughAuth
+    | JwtStep
+    | AccessTokenValidation
+    | OpaAuth
+    | Ldap
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -211,3 +211,26 @@ def test_options_tables_list_the_fields_each_resource_sets() -> None:
     assert cells[0] == ["cors-and-retries", "Accepted", "cors"]
     assert cells[1] == ["", "", "retries"]
     assert cells[2] == ["nothing", "Accepted", ""]
+
+
+def test_create_authcredentials_dry_run() -> None:
+    """The LDAP service account's Secret, as `ldap.groupLookupSettings` reads it."""
+    made = runner.invoke(
+        app,
+        ["create", "secret", "authcredentials", "--name", "ldapcredentials",
+         "--username", "cn=admin,dc=solo,dc=io", "--password", "-", "--dry-run"],
+        input="solopwd\n",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert yaml.safe_load(made.stdout) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "ldapcredentials", "namespace": "gw-system"},
+        "type": "extauth.vendor.io/accountcredentials",
+        "data": {"username": "<redacted>", "password": "<redacted>"},
+    }
+    assert "solopwd" not in made.output
+    missing = runner.invoke(
+        app, ["create", "secret", "authcredentials", "--name", "c", "--username", "u", "--dry-run"]
+    )
+    assert missing.exit_code == 1 and missing.stderr == "Error: password not provided\n"

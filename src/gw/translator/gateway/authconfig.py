@@ -19,9 +19,12 @@ from gw.api import ResourceKey
 from gw.api.authconfig import AuthConfigEntry
 from gw.snapshot import Snapshot
 from gw.translator.gateway import (
+    authconfig_accesstoken,
     authconfig_apikey,
     authconfig_basic,
+    authconfig_ldap,
     authconfig_oidc,
+    authconfig_opa,
     authconfig_passthrough,
 )
 from gw.translator.gateway.authstep import Needs, StepContext
@@ -70,13 +73,22 @@ KINDS: tuple[Kind, ...] = (
         lambda _, ctx: extauth_jwt.JwtStep(),
         lambda _: Needs(metadata=(extauth_jwt.METADATA_NAMESPACE,)),
     ),
-    Kind("oauth2.accessTokenValidation", _oauth2("access_token_validation")),
-    Kind("opaAuth", lambda e: e.opa_auth),
-    Kind("ldap", lambda e: e.ldap),
+    Kind(
+        "oauth2.accessTokenValidation",
+        _oauth2("access_token_validation"),
+        authconfig_accesstoken.build,
+        authconfig_accesstoken.needs,
+    ),
+    Kind("opaAuth", lambda e: e.opa_auth, authconfig_opa.build, authconfig_opa.needs),
+    Kind("ldap", lambda e: e.ldap, authconfig_ldap.build, authconfig_ldap.needs),
     Kind("oauth2.oauth2", _oauth2("oauth2"), why="use oauth2.oidcAuthorizationCode"),
     Kind("oauth", lambda e: e.oauth, why="it is deprecated: use oauth2.oidcAuthorizationCode"),
     Kind("pluginAuth", lambda e: e.plugin_auth, why="gw loads no plugins: use passThroughAuth"),
-    Kind("opaServerAuth", lambda e: e.opa_server_auth, why="gw runs no OPA server"),
+    Kind(
+        "opaServerAuth",
+        lambda e: e.opa_server_auth,
+        why="gw runs no OPA server: evaluate the same Rego modules with opaAuth",
+    ),
     Kind("hmacAuth", lambda e: e.hmac_auth),
     Kind("portalAuth", lambda e: e.portal_auth, why="gw has no developer portal"),
 )
