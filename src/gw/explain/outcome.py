@@ -101,7 +101,7 @@ def _forward(
         weighted = [(action.cluster, 1)]
     total = sum(w for _, w in weighted) or 1
     destinations = [
-        _destination(name, weight, weight * 100 / total, served) for name, weight in weighted
+        destination(name, weight, weight * 100 / total, served) for name, weight in weighted
     ]
     path = prepared.path
     if action.prefix_rewrite:
@@ -139,7 +139,7 @@ def _forward(
     )
 
 
-def _destination(name: str, weight: int, share: float, served: Served) -> Destination:
+def destination(name: str, weight: int, share: float, served: Served) -> Destination:
     upstream = served.sources.clusters.get(name)
     cluster = served.clusters.get(name)
     if cluster is None:
