@@ -62,7 +62,7 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["rate"] = lambda v: "–" if v is None else f"{v:.1f}/s"
-    env.filters["ms"] = lambda v: "–" if v is None else f"{v:g} ms"
+    env.filters["ms"] = lambda v: "–" if v is None else f"{v:.3g} ms"
     return env
 
 

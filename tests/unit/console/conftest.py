@@ -4,7 +4,6 @@ rendered from exactly what `gw up` would hold. No proxy connects (the e2e tests 
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,83 +18,8 @@ from gw.store.directory import DirectoryStore
 from gw.xds.cache import SnapshotCache
 from gw.xds.identity import NodePolicy
 from gw.xds.server import AdsServer
+from tests.support.console_site import HOSTILE, secure, shop
 from tests.support.tokens import SigningKey
-
-#: What a hostile resource name or value might try: markup that runs script.
-XSS = "<img src=x onerror=alert(1)>"
-
-SHOP = """
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {name: echo, namespace: default}
-spec:
-  static: {hosts: [{addr: 127.0.0.1, port: 9}]}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {name: shop, namespace: default}
-spec:
-  virtualHost:
-    domains: [shop.example.com]
-    routes:
-      - matchers: [{prefix: /api}]
-        delegateAction: {ref: {name: api}}
-      - matchers: [{prefix: /flag, headers: [{name: x-flag, value: "yes"}]}]
-        directResponseAction: {status: 200, body: flagged}
-      - matchers: [{exact: /}]
-        directResponseAction: {status: 200, body: home}
----
-apiVersion: gateway.vendor.io/v1
-kind: RouteTable
-metadata: {name: api, namespace: default}
-spec:
-  routes:
-    - matchers: [{prefix: /api/users}]
-      routeAction: {single: {upstream: {name: echo}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {name: lost, namespace: default}
-spec:
-  virtualHost:
-    domains: [lost.example.com]
-    routes:
-      - matchers: [{prefix: /}]
-        routeAction: {single: {upstream: {name: missing}}}
-"""
-
-HOSTILE = f"""
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: "{XSS}", namespace: default}}
-spec:
-  virtualHost:
-    domains: [hostile.example.com]
-    routes: [{{matchers: [{{prefix: /}}], directResponseAction: {{status: 200}}}}]
-"""
-
-
-def secure(pem: str) -> str:
-    return f"""
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: secure, namespace: default}}
-spec:
-  virtualHost:
-    domains: [secure.example.com]
-    options:
-      jwt:
-        providers:
-          main:
-            issuer: https://issuer.example.com
-            jwks:
-              local:
-                key: |
-{textwrap.indent(pem.strip(), " " * 18)}
-    routes:
-      - matchers: [{{prefix: /}}]
-        routeAction: {{single: {{upstream: {{name: echo}}}}}}
-"""
 
 
 @dataclass
@@ -126,7 +50,7 @@ async def start(
 
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
-    (tmp_path / "shop.yaml").write_text(SHOP)
+    (tmp_path / "shop.yaml").write_text(shop(9))
     (tmp_path / "secure.yaml").write_text(secure(SigningKey().public_pem()))
     (tmp_path / "hostile.yaml").write_text(HOSTILE)
     (tmp_path / "broken.yaml").write_text("kind: [\n")

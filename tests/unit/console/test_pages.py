@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from gw.console.options import ConsoleOptions
-from tests.unit.console.conftest import SHOP, XSS, Console, start
+from tests.support.console_site import XSS, shop
+from tests.unit.console.conftest import Console, start
 
 PAGES = ("", "routes", "explain", "traffic", "proxies")
 
@@ -91,15 +92,15 @@ async def test_resources_filter_by_kind_state_and_text(console: Console) -> None
 
 async def test_the_route_tree_follows_delegation_down_to_upstreams(console: Console) -> None:
     page = html.unescape((await console.page("routes")).text)
-    shop = page[page.index("VirtualService default.shop") :]
-    line = next(i for i, text in enumerate(SHOP.splitlines(), 1) if "prefix: /api}" in text)
-    delegation = shop.index(f"spec.virtualHost.routes[0] (shop.yaml:{line}) delegates to")
-    table = shop.index("RouteTable default.api", delegation)
-    users = shop.index("prefix /api/users", table)
-    assert shop.index("Upstream default.echo", users) > users
-    assert "spec.routes[0].matchers[0] (shop.yaml:" in shop
-    assert "answers 200 'home'" in shop
-    assert 'href="explain?method=GET&url=http%3A//shop.example.com/api/users"' in shop
+    site = page[page.index("VirtualService default.shop") :]
+    line = next(i for i, text in enumerate(shop(9).splitlines(), 1) if "prefix: /api}" in text)
+    delegation = site.index(f"spec.virtualHost.routes[0] (shop.yaml:{line}) delegates to")
+    table = site.index("RouteTable default.api", delegation)
+    users = site.index("prefix /api/users", table)
+    assert site.index("Upstream default.echo", users) > users
+    assert "spec.routes[0].matchers[0] (shop.yaml:" in site
+    assert "answers 200 'home'" in site
+    assert 'href="explain?method=GET&url=http%3A//shop.example.com/api/users"' in site
     # A host whose upstream does not exist: the route is there, the cluster is not served.
     lost = page[page.index("VirtualService default.lost") :]
     assert "not served: Envoy answers 503" in lost
@@ -174,7 +175,7 @@ async def test_proxies_lists_the_proxy_and_no_connection(console: Console) -> No
 
 
 async def test_send_button_when_the_install_allows_it(tmp_path: Path) -> None:
-    (tmp_path / "shop.yaml").write_text(SHOP)
+    (tmp_path / "shop.yaml").write_text(shop(9))
     _, client = await start(tmp_path, ConsoleOptions(send_host="127.0.0.1"))
     async with client:
         page = (await client.get("/console/explain")).text
