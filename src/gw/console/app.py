@@ -49,8 +49,9 @@ HEADERS = {
 }
 NAV = (("./", "Resources"), ("routes", "Routes"), ("explain", "Explain"), ("traffic", "Traffic"),
        ("proxies", "Proxies"))  # fmt: skip
-#: The header the console's script sends when it refreshes a page's live part.
-LIVE_HEADER = "x-console-live"
+#: The query parameter (`part=live`) with which the console's script asks for a page's
+#: live part alone (a parameter, not a header: proxies in front pass it on).
+PART = "part"
 
 
 def templates() -> jinja2.Environment:
@@ -77,7 +78,7 @@ def console_routes(
     data = views.Views(controlplane, ads, options, components)
 
     def page(request: Request, name: str, title: str, **context: Any) -> HTMLResponse:
-        live = request.headers.get(LIVE_HEADER) == "1"
+        live = request.query_params.get(PART) == "live"
         template = env.get_template(f"{name}_live.html" if live else f"{name}.html")
         html = template.render(
             title=title,
@@ -92,9 +93,9 @@ def console_routes(
         return HTMLResponse(html, headers=HEADERS)
 
     async def resources(request: Request) -> HTMLResponse:
-        q = request.query_params
+        q = {k: v for k, v in request.query_params.items() if k != PART}
         view = data.resources(q.get("kind", ""), q.get("state", ""), q.get("q", ""))
-        return page(request, "resources", "Resources", view=view, query=dict(q))
+        return page(request, "resources", "Resources", view=view, query=q)
 
     async def routes(request: Request) -> HTMLResponse:
         tree = await asyncio.to_thread(data.routes, request.query_params.get("proxy", ""))

@@ -51,7 +51,7 @@ async def test_static_files_are_served(console: Console) -> None:
     css = await console.client.get("/console/static/console.css")
     script = await console.client.get("/console/static/console.js")
     assert css.status_code == script.status_code == 200
-    assert "x-console-live" in script.text
+    assert 'searchParams.set("part", "live")' in script.text
 
 
 async def test_the_admin_index_lists_the_console(console: Console) -> None:
@@ -157,7 +157,7 @@ async def test_explain_form_is_filled_from_the_query(console: Console) -> None:
 
 
 async def test_live_parts_render_alone(console: Console) -> None:
-    response = await console.page("", headers={"x-console-live": "1"})
+    response = await console.page("", params={"part": "live", "state": "Rejected"})
     assert "<html" not in response.text and '<tr class="row-rejected">' in response.text
 
 

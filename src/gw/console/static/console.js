@@ -1,6 +1,6 @@
 // gw console: keeps the live part of a page fresh. An element with `data-live="N"` is
-// fetched again every N seconds (the page's own URL, with the header `x-console-live: 1`:
-// the server then renders that part alone) while the page is visible. No other script.
+// fetched again every N seconds (the page's own URL with `part=live`: the server then
+// renders that part alone) while the page is visible. No other script.
 "use strict";
 (function () {
   const live = document.querySelector("[data-live]");
@@ -11,8 +11,9 @@
     if (busy || document.hidden) return;
     busy = true;
     try {
-      const response = await fetch(window.location.href, {
-        headers: { "x-console-live": "1" },
+      const url = new URL(window.location.href);
+      url.searchParams.set("part", "live");
+      const response = await fetch(url, {
         credentials: "same-origin",
         cache: "no-store",
       });
