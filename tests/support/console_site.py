@@ -86,3 +86,22 @@ spec:
       - matchers: [{{prefix: /}}]
         routeAction: {{single: {{upstream: {{name: echo}}}}}}
 """
+
+
+def explain_page(admin_url: str, **fields: str) -> str:
+    """The console's answer to its explain form (the form's token taken from its page, as
+    a browser sends it): the HTML page."""
+    import re
+
+    import httpx
+
+    page = httpx.get(f"{admin_url}/console/explain", timeout=10).text
+    token = re.search(r'name="token" value="([^"]+)"', page)
+    assert token is not None, "the explain page has no form token"
+    response = httpx.post(
+        f"{admin_url}/console/explain",
+        data={"token": token.group(1), "method": "GET", **fields},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    return response.text
