@@ -73,71 +73,81 @@ def console_routes(
     options: ConsoleOptions,
     components: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> list[BaseRoute]:
-    env = templates()
-    token = secrets.token_urlsafe(32)
-    data = views.Views(controlplane, ads, options, components)
-
-    def page(request: Request, name: str, title: str, **context: Any) -> HTMLResponse:
-        live = request.query_params.get(PART) == "live"
-        template = env.get_template(f"{name}_live.html" if live else f"{name}.html")
-        html = template.render(
-            title=title,
-            nav=NAV,
-            current=name,
-            version=__version__,
-            banner=data.banner(),
-            token=token,
-            send=options.send_host is not None,
-            **context,
-        )
-        return HTMLResponse(html, headers=HEADERS)
-
-    async def resources(request: Request) -> HTMLResponse:
-        q = {k: v for k, v in request.query_params.items() if k != PART}
-        view = data.resources(q.get("kind", ""), q.get("state", ""), q.get("q", ""))
-        return page(request, "resources", "Resources", view=view, query=q)
-
-    async def routes(request: Request) -> HTMLResponse:
-        tree = await asyncio.to_thread(data.routes, request.query_params.get("proxy", ""))
-        return page(request, "routes", "Routes", **tree)
-
-    async def explain_form(request: Request) -> HTMLResponse:
-        form = ExplainForm.of(request.query_params)
-        return page(request, "explain", "Explain", form=form, answer=None, **data.proxy_names())
-
-    async def explain_post(request: Request) -> HTMLResponse:
-        fields = await _form(request)
-        if fields is None or not hmac.compare_digest(fields.get("token", ""), token):
-            return HTMLResponse(
-                env.get_template("refused.html").render(), status_code=403, headers=HEADERS
-            )
-        form = ExplainForm.of(fields)
-        wants_send = options.send_host is not None and fields.get("send") == "1"
-        answer = await asyncio.to_thread(data.explain, form, wants_send)
-        return page(request, "explain", "Explain", form=form, answer=answer, **data.proxy_names())
-
-    async def traffic(request: Request) -> HTMLResponse:
-        await data.sampler.refresh()
-        return page(request, "traffic", "Traffic", **await asyncio.to_thread(data.traffic))
-
-    async def proxies(request: Request) -> HTMLResponse:
-        return page(request, "proxies", "Proxies", **data.proxies())
-
+    pages = Pages(views.Views(controlplane, ads, options, components), options)
     static = StaticFiles(packages=[("gw.console", "static")])
     return [
         Mount(
             "/console",
             routes=[
-                Route("/", resources, methods=["GET"]),
-                Route("/routes", routes, methods=["GET"]),
-                Route("/explain", explain_form, methods=["GET"]),
-                Route("/explain", explain_post, methods=["POST"]),
-                Route("/traffic", traffic, methods=["GET"]),
-                Route("/proxies", proxies, methods=["GET"]),
+                Route("/", pages.resources, methods=["GET"]),
+                Route("/routes", pages.routes, methods=["GET"]),
+                Route("/explain", pages.explain_form, methods=["GET"]),
+                Route("/explain", pages.explain_post, methods=["POST"]),
+                Route("/traffic", pages.traffic, methods=["GET"]),
+                Route("/proxies", pages.proxies, methods=["GET"]),
                 Mount("/static", static, name="static"),
             ],
         )
     ]
+
+
+class Pages:
+    """The page handlers: each reads its data (`views.Views`) and renders its template."""
+
+    def __init__(self, data: views.Views, options: ConsoleOptions) -> None:
+        self.data = data
+        self.options = options
+        self.env = templates()
+        #: What the explain form carries: only this process's pages know it.
+        self.token = secrets.token_urlsafe(32)
+
+    def page(self, request: Request, name: str, title: str, **context: Any) -> HTMLResponse:
+        live = request.query_params.get(PART) == "live"
+        template = self.env.get_template(f"{name}_live.html" if live else f"{name}.html")
+        html = template.render(
+            title=title,
+            nav=NAV,
+            current=name,
+            version=__version__,
+            banner=self.data.banner(),
+            token=self.token,
+            send=self.options.send_host is not None,
+            **context,
+        )
+        return HTMLResponse(html, headers=HEADERS)
+
+    async def resources(self, request: Request) -> HTMLResponse:
+        q = {k: v for k, v in request.query_params.items() if k != PART}
+        view = self.data.resources(q.get("kind", ""), q.get("state", ""), q.get("q", ""))
+        return self.page(request, "resources", "Resources", view=view, query=q)
+
+    async def routes(self, request: Request) -> HTMLResponse:
+        tree = await asyncio.to_thread(self.data.routes, request.query_params.get("proxy", ""))
+        return self.page(request, "routes", "Routes", **tree)
+
+    async def explain_form(self, request: Request) -> HTMLResponse:
+        form = ExplainForm.of(request.query_params)
+        names = self.data.proxy_names()
+        return self.page(request, "explain", "Explain", form=form, answer=None, **names)
+
+    async def explain_post(self, request: Request) -> HTMLResponse:
+        fields = await _form(request)
+        if fields is None or not hmac.compare_digest(fields.get("token", ""), self.token):
+            refused = self.env.get_template("refused.html").render()
+            return HTMLResponse(refused, status_code=403, headers=HEADERS)
+        form = ExplainForm.of(fields)
+        wants_send = self.options.send_host is not None and fields.get("send") == "1"
+        answer = await asyncio.to_thread(self.data.explain, form, wants_send)
+        names = self.data.proxy_names()
+        return self.page(request, "explain", "Explain", form=form, answer=answer, **names)
+
+    async def traffic(self, request: Request) -> HTMLResponse:
+        await self.data.sampler.refresh()
+        data = await asyncio.to_thread(self.data.traffic)
+        return self.page(request, "traffic", "Traffic", **data)
+
+    async def proxies(self, request: Request) -> HTMLResponse:
+        return self.page(request, "proxies", "Proxies", **self.data.proxies())
 
 
 async def _form(request: Request) -> dict[str, str] | None:
