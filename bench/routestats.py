@@ -104,7 +104,7 @@ def run(seconds: float, rounds: int, connections: int, routes: int) -> dict[str,
             "rounds": rounds,
             "connections": connections,
             "routes": routes + 1,
-        },  # fmt: skip
+        },
         "memory": {
             "allocated_bytes": memory,
             "bytes_per_route": round((memory["with"] - memory["without"]) / (routes + 1)),

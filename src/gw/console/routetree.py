@@ -18,7 +18,7 @@ from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 from gw.explain.explanation import Destination
 from gw.explain.listeners import listener_address, manager_of
 from gw.explain.matching import describe_match
-from gw.explain.outcome import destination
+from gw.explain.outcome import forwarded_to
 from gw.explain.served import Origin, Served
 
 #: "Kind namespace.name" → (state, reason).
@@ -167,15 +167,8 @@ def _leaf(
         return RouteLeaf(action="redirect", detail=_redirect(route.redirect), **common)
     if kind != "route":
         return RouteLeaf(action=kind or "none", **common)
-    action = route.route
-    if action.HasField("weighted_clusters"):
-        weighted = [(c.name, c.weight.value) for c in action.weighted_clusters.clusters]
-    else:
-        weighted = [(action.cluster, 1)]
-    total = sum(w for _, w in weighted) or 1
     destinations = tuple(
-        (d, resource(d.upstream, statuses))
-        for d in (destination(n, w, w * 100 / total, served) for n, w in weighted)
+        (d, resource(d.upstream, statuses)) for d in forwarded_to(route.route, served)
     )
     return RouteLeaf(action="forward", destinations=destinations, **common)
 
