@@ -55,6 +55,8 @@ from gw.translator.ir.jwt import (
     JwtProvider,
     JwtVerification,
     RemoteJwks,
+    RouteJwt,
+    RouteJwtStage,
     TokenHeader,
 )
 from gw.translator.ir.listeners import (
@@ -75,6 +77,8 @@ from gw.translator.ir.loadbalancer import (
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
+    BasicLimits,
+    CountLimit,
     HeaderCondition,
     LocalLimit,
     Policy,
@@ -145,6 +149,7 @@ __all__ = [
     "Action",
     "AuthService",
     "AwsCredentials",
+    "BasicLimits",
     "Branch",
     "Call",
     "CircuitBreakers",
@@ -154,6 +159,7 @@ __all__ = [
     "ConnectionLimit",
     "ConnectionOptions",
     "CorsPolicy",
+    "CountLimit",
     "CustomAuth",
     "DirectResponse",
     "DnsOptions",
@@ -214,6 +220,8 @@ __all__ = [
     "ResponseRule",
     "RetryPolicy",
     "Route",
+    "RouteJwt",
+    "RouteJwtStage",
     "RouteMatch",
     "RouteOrigin",
     "ServiceSelection",
