@@ -62,7 +62,7 @@ class UpOptions:
     discovery: bool = True
     #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
-    #: Envoy statistics per route (the console charts them; they cost proxy CPU).
+    #: Envoy statistics per route (the console charts them; they cost proxy memory).
     route_stats: bool = False
     #: The console may send an explained request through the proxy.
     console_send: bool = False

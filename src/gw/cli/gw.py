@@ -171,8 +171,8 @@ def up(
 RouteStats = Annotated[
     bool,
     typer.Option(
-        help="Envoy statistics for every route (the console charts them); costs proxy CPU "
-        "and memory per route."
+        help="Envoy statistics for every route (the console charts them); costs proxy "
+        "memory per route."
     ),
 ]
 

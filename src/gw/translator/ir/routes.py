@@ -119,5 +119,5 @@ class Route:
     delegated_by: tuple[RouteOrigin, ...] = ()
     #: Set: Envoy keeps statistics for this route under `vhost.<host>.route.<stat_prefix>.`
     #: (requests, response classes, upstream time); None: only per cluster (the default:
-    #: per-route statistics cost CPU and memory on every route, `gw up --route-stats`).
+    #: per-route statistics cost proxy memory on every route, `gw up --route-stats`).
     stat_prefix: str | None = None
