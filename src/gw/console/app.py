@@ -122,8 +122,9 @@ class Pages:
         return self.page(request, "resources", "Resources", view=view, query=q)
 
     async def routes(self, request: Request) -> HTMLResponse:
-        tree = await asyncio.to_thread(self.data.routes, request.query_params.get("proxy", ""))
-        return self.page(request, "routes", "Routes", **tree)
+        q = request.query_params
+        tree = await asyncio.to_thread(self.data.routes, q.get("proxy", ""), q.get("q", ""))
+        return self.page(request, "routes", "Routes", query=q.get("q", ""), **tree)
 
     async def explain_form(self, request: Request) -> HTMLResponse:
         form = ExplainForm.of(request.query_params)

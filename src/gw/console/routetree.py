@@ -25,6 +25,8 @@ from gw.explain.served import Origin, Served
 Statuses = Mapping[str, tuple[str, str]]
 #: Body characters shown of a direct response.
 BODY_SHOWN = 60
+#: Hosts shown at most; a filter finds the others.
+SHOWN = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,42 +84,63 @@ def resource(name: str | None, statuses: Statuses) -> Resource | None:
     return Resource(name=name, state=state, reason=reason)
 
 
-def build_tree(served: Served, statuses: Statuses) -> list[Host]:
-    """Every virtual host served, in listener order (a host on two listeners once)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tree:
+    #: The hosts shown (at most `SHOWN` of those that matched the filter).
+    hosts: tuple[Host, ...]
+    #: Hosts that matched the filter.
+    matched: int
+    #: Every resource a served host came from (filter or not).
+    served: frozenset[str]
+
+
+def build_tree(served: Served, statuses: Statuses, *, text: str = "", shown: int = SHOWN) -> Tree:
+    """The virtual hosts served, in listener order (a host on two listeners once); with
+    `text`, those whose resource, name or a domain holds it (case-insensitive)."""
     listeners_of, tls_configs = _listeners_of_route_configs(served)
+    needle = text.strip().lower()
     hosts: dict[str, Host] = {}
+    resources: set[str] = set()
     for config_name in sorted(served.routes, key=lambda n: (listeners_of.get(n, ()), n)):
+        on = tuple(listeners_of.get(config_name, ()))
         for vhost in served.routes[config_name].virtual_hosts:
+            origin = served.sources.virtual_hosts.get(vhost.name)
+            name = origin.resource if origin else vhost.name
+            resources.add(name)
             known = hosts.get(vhost.name)
-            on = tuple(listeners_of.get(config_name, ()))
             if known is not None:
                 known.listeners = tuple(dict.fromkeys((*known.listeners, *on)))
                 continue
-            origin = served.sources.virtual_hosts.get(vhost.name)
+            searched = "\n".join((name, vhost.name, *vhost.domains)).lower()
+            if needle and needle not in searched:
+                continue
             domains = shown_domains(vhost.domains)
             host = Host(
                 name=vhost.name,
-                resource=resource(origin.resource if origin else vhost.name, statuses)
-                or Resource(name=vhost.name),
+                resource=resource(name, statuses) or Resource(name=name),
                 domains=domains,
                 listeners=on,
                 scheme="https" if config_name in tls_configs else "http",
                 example_host=next((d for d in domains if "*" not in d), None),
             )
-            for route in vhost.routes:
-                _insert(host.children, route, served, statuses)
+            if len(hosts) < shown:
+                for route in vhost.routes:
+                    _insert(host.children, route, served, statuses)
             hosts[vhost.name] = host
-    return list(hosts.values())
+    return Tree(
+        hosts=tuple(list(hosts.values())[:shown]),
+        matched=len(hosts),
+        served=frozenset(resources),
+    )
 
 
-def not_served(hosts: Sequence[Host], statuses: Statuses) -> list[Resource]:
+def not_served(tree: Tree, statuses: Statuses) -> list[Resource]:
     """VirtualServices with a status but no virtual host served (rejected before any
     version was accepted, or no virtual host at all)."""
-    served = {h.resource.name for h in hosts}
     return [
         Resource(name=name, state=state, reason=reason)
         for name, (state, reason) in sorted(statuses.items())
-        if name.startswith("VirtualService ") and name not in served
+        if name.startswith("VirtualService ") and name not in tree.served
     ]
 
 

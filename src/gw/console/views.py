@@ -75,7 +75,7 @@ class Views:
         inputs = (statuses or self.statuses())["inputs"]
         return self._served.served(result, proxy, inputs)
 
-    def routes(self, proxy_name: str) -> dict[str, Any]:
+    def routes(self, proxy_name: str, text: str) -> dict[str, Any]:
         statuses = self.statuses()
         by_key = {
             f"{r['kind']} {r['namespace']}.{r['name']}": (
@@ -85,10 +85,14 @@ class Views:
             for r in statuses["resources"]
         }
         proxy = self._proxy(proxy_name)
-        hosts = routetree.build_tree(self.served(proxy, statuses), by_key) if proxy else []
+        tree = (
+            routetree.build_tree(self.served(proxy, statuses), by_key, text=text)
+            if proxy
+            else routetree.Tree(hosts=(), matched=0, served=frozenset())
+        )
         return {
-            "hosts": hosts,
-            "not_served": routetree.not_served(hosts, by_key),
+            "tree": tree,
+            "not_served": routetree.not_served(tree, by_key),
             "proxy": proxy.name if proxy else "",
             **self.proxy_names(),
         }

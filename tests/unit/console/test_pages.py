@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gw.admin.server import status_rows
+from gw.console import routetree
+from gw.console.explaining import ServedProxies
 from gw.console.options import ConsoleOptions
 from tests.support.console_site import XSS, shop
 from tests.unit.console.conftest import Console, start
@@ -180,3 +183,18 @@ async def test_send_button_when_the_install_allows_it(tmp_path: Path) -> None:
     async with client:
         page = (await client.get("/console/explain")).text
     assert 'name="send" value="1"' in page and "read and send" in page
+
+
+async def test_the_route_tree_finds_a_host_and_shows_a_bounded_number(console: Console) -> None:
+    page = html.unescape((await console.page("routes", params={"q": "SECURE.example"})).text)
+    assert "VirtualService default.secure" in page and "VirtualService default.shop" not in page
+    nothing = page[page.index("Virtual services that serve nothing") :]
+    assert "VirtualService default.shop" not in nothing  # filtered out, still served
+
+    result = console.controlplane.result
+    assert result is not None
+    inputs = status_rows(console.controlplane)["inputs"]
+    served = ServedProxies(console.folder).served(result, result.proxy, inputs)
+    tree = routetree.build_tree(served, {}, shown=1)
+    assert (len(tree.hosts), tree.matched) == (1, 3)  # secure, shop, lost
+    assert tree.served == {f"VirtualService default.{n}" for n in ("secure", "shop", "lost")}
