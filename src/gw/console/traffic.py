@@ -20,6 +20,7 @@ What Envoy counts where:
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -84,17 +85,23 @@ class Sampler:
         self.samples: deque[Sample] = deque(maxlen=kept)
         #: Why the last sample failed (None: it did not).
         self.error: str | None = None
+        #: Several viewers at once take one sample, not one each.
+        self._taking = asyncio.Lock()
 
     async def refresh(self) -> None:
         """Take a sample unless the last one is recent."""
         if self.admin_url is None:
             return
-        if self.samples and time.monotonic() - self.samples[-1].at < MIN_INTERVAL:
-            return
+        async with self._taking:
+            if self.samples and time.monotonic() - self.samples[-1].at < MIN_INTERVAL:
+                return
+            await self._take(self.admin_url)
+
+    async def _take(self, admin_url: str) -> None:
         try:
             async with httpx.AsyncClient(timeout=3) as client:
                 response = await client.get(
-                    self.admin_url + "/stats",
+                    admin_url + "/stats",
                     params={"format": "json", "usedonly": "", "filter": STATS_FILTER},
                 )
             response.raise_for_status()

@@ -103,3 +103,19 @@ def test_ack_nack_and_waiting_per_type() -> None:
         "ClusterLoadAssignment": ("requested", ""),
     }
     assert client.state == "NACK" and client.connected_for == "2m"
+
+
+async def test_a_proxy_that_does_not_answer_is_said_so() -> None:
+    from tests.support.ports import free_port
+
+    sampler = traffic.Sampler(f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    await sampler.refresh()
+    assert not sampler.samples
+    assert sampler.error is not None
+    assert sampler.error.startswith("the proxy's statistics could not be read: ")
+
+
+async def test_no_admin_url_takes_no_sample() -> None:
+    sampler = traffic.Sampler(None)
+    await sampler.refresh()
+    assert not sampler.samples and sampler.error is None
