@@ -48,6 +48,7 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "translate": ([], ["--sizes", "100,1000"]),
     "propagation": ([], ["--samples", "3", "--sizes", "10,1000"]),
+    "routestats": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
     "isolation": (
         ["--upstreams", "20000", "--rounds", "3"],
         ["--upstreams", "2000", "--rounds", "1"],
@@ -75,6 +76,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
             }
             for r in data["results"]
         }
+    if part == "routestats":
+        return {"ratios": data["ratios"], "bytes_per_route": data["memory"]["bytes_per_route"]}
     if part == "isolation":
         return {layout: {"busy_p99_ms": s["busy_p99_ms"], "busy_max_ms": s["busy_max_ms"]}
                 for layout, s in data["summary"].items()}  # fmt: skip

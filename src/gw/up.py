@@ -26,6 +26,7 @@ from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import AsgiServer, quiet_config
 from gw.children import ComponentProcess
+from gw.console.options import ConsoleOptions
 from gw.controlplane import ControlPlane
 from gw.portcheck import ListenersBound
 from gw.proxy.bootstrap import BootstrapOptions
@@ -61,6 +62,10 @@ class UpOptions:
     discovery: bool = True
     #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
+    #: Envoy statistics per route (the console charts them; they cost proxy memory).
+    route_stats: bool = False
+    #: The console may send an explained request through the proxy.
+    console_send: bool = False
 
 
 async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
@@ -73,6 +78,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         # Declared to the translator as the Upstreams `extauth` and `rate-limit`.
         extauth_server=_installed(options.bind, options.extauth_port),
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
+        route_stats=options.route_stats,
     )
     envoy = _envoy(options)
     children = _components(options, translate_options.namespace)
@@ -86,6 +92,10 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             dev_port=options.dev_port,
             discovery=options.discovery,
             xds_bind=xds_host(options.bind),
+            console=ConsoleOptions(
+                proxy_admin_url=f"http://{_host(options.bind)}:{options.proxy_admin_port}",
+                send_host=_host(options.bind).strip("[]") if options.console_send else None,
+            ),
         ),
         on_status=StatusPrinter(out),
         components=lambda: [
@@ -165,6 +175,7 @@ def _print_banner(options: UpOptions, out: TextIO, controlplane: ControlPlane) -
         print(f"  but {failure} (gwctl check)", file=out)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
     print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
+    print(f"  console at http://{_host(options.bind)}:{options.debug_port}/console/", file=out)
     if options.extauth_port is not None:
         print(f"  extauth server at {_host(options.bind)}:{options.extauth_port}", file=out)
     if options.ratelimit_port is not None:

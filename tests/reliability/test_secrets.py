@@ -9,6 +9,9 @@ makes the components use them (TLS handshakes, a protected request reaching the 
 server), with the control plane logging at debug, and scans everything a user or a support
 bundle can see for any part of any of them. Real `gw up`, Envoy, extauth server, `gwctl`.
 
+The console's pages and its explanations of every host that holds or guards a secret are
+scanned too.
+
 The AuthConfig kinds add their own: a basic-auth password (only ever in requests), its salt
 and APR1 hash (in the AuthConfig, made by `htpasswd`), an API key and a value of its secret
 that a header copies (both used by requests that pass), an LDAP user's password (only in
@@ -32,6 +35,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
+from tests.support.console_site import explain_page
 from tests.support.extauth_manifests import (
     auth_config,
     extauth_backends,
@@ -317,6 +321,23 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
         shown[f"debug {path}"] = httpx.get(gw.admin_url + path, timeout=10).text
     served = httpx.get(gw.admin_url + "/snapshots/xds", timeout=5).json()["data"]
     assert "<redacted>" in json.dumps(served)  # the secrets are there, shown redacted
+
+    # The console: every page, and explain on every host that holds or guards a secret.
+    for page in ("", "routes", "explain", "traffic", "proxies"):
+        shown[f"console /{page}"] = httpx.get(f"{gw.admin_url}/console/{page}", timeout=10).text
+    for url in (
+        "http://app.test/private",
+        "http://basic.test/",
+        "http://keys.test/",
+        "https://tls.test/",
+        "http://mtls.test/",
+        "http://bad.test/",
+        "http://jwt-private.test/",
+        "http://jwt-symmetric.test/",
+    ):
+        answer = explain_page(gw.admin_url, url=url)
+        assert 'id="outcome"' in answer, url
+        shown[f"console explain {url}"] = answer
 
     # The proxy admin (SPEC: /config_dump, with endpoints).
     shown["proxy /config_dump"] = httpx.post(

@@ -459,7 +459,8 @@ class FakeKubeApi:
             namespace,
             rest[1] if len(rest) > 1 else None,
             rest[2] if len(rest) > 2 else None,
-            "/".join(rest[3:]),
+            # A trailing slash is kept, as the real service proxy keeps it.
+            "/".join(rest[3:]) + ("/" if path.endswith("/") and len(rest) > 3 else ""),
         )
 
     async def _dispatch(self, request: Request, t: _Target) -> Response:

@@ -12,8 +12,9 @@ debugging endpoints of `debug.py`.
 | `/components` | the processes of this install (control plane, proxy, ...) and their state |
 | `/tasks` | the supervised tasks of this process: running or restarting, crashes, last error |
 | `/version` | the server version |
+| `/console/` | the web console (HTML pages, `gw.console`) |
 
-Every answer except `/` (HTML) and `/metrics` (Prometheus text) is the envelope of
+Every answer except `/` and `/console/` (HTML) and `/metrics` (Prometheus text) is the envelope of
 `envelope.py`; an unknown path or a wrong method is an envelope too.
 """
 
@@ -39,6 +40,7 @@ from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.api.status import State, Status
+from gw.console.options import ConsoleOptions
 from gw.controlplane import ControlPlane
 from gw.snapshot import Source
 from gw.translator import ir
@@ -78,7 +80,11 @@ def build_app(
     extra: list[Route] | None = None,
     *,
     components: Components | None = None,
+    console: ConsoleOptions | None = None,
 ) -> Starlette:
+    # The console reads this module's functions: imported here, not above.
+    from gw.console.app import console_routes
+
     async def index(_: Request) -> HTMLResponse:
         return HTMLResponse(_index_page())
 
@@ -133,6 +139,7 @@ def build_app(
         Route("/tasks", tasks),
         Route("/version", version),
         *debug_routes(controlplane, ads),
+        *console_routes(controlplane, ads, console or ConsoleOptions(), components),
         *(extra or []),
     ]
     return Starlette(
@@ -228,6 +235,8 @@ def _index_page() -> str:
 
     return (
         "<h1>gw control plane</h1><p>Things to do:</p>"
+        '<h2>Console</h2><ul><li><a href="/console/">/console/</a> — resources and their '
+        "statuses, the route tree, explain, live traffic, proxies (web pages)</li></ul>"
         f"<h2>Snapshots and statuses</h2><ul>{items(ENDPOINTS)}</ul>"
         f"<h2>Debugging</h2><ul>{items(DEBUG_ENDPOINTS)}</ul>"
         "<p>Every endpoint but this page and /metrics answers "

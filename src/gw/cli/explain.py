@@ -11,12 +11,10 @@ the exit status is 1 when they differ.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import httpx
 import typer
 
 from gw.cli.command import (
@@ -31,28 +29,7 @@ from gw.cli.command import (
     fail,
 )
 from gw.cli.install import Install, InstallError
-
-#: Response headers worth showing from a sent request.
-SHOWN_HEADERS = (
-    "location",
-    "content-type",
-    "www-authenticate",
-    "x-envoy-upstream-service-time",
-    "x-echo-name",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """What the proxy answered a request explain sent."""
-
-    status: int | None
-    headers: tuple[tuple[str, str], ...] = ()
-    body: str = ""
-    #: The proxy forwarded it (Envoy adds `x-envoy-upstream-service-time` to what an
-    #: upstream answered).
-    upstream: bool = False
-    error: str = ""
+from gw.probe import Sent
 
 
 def explain_command(
@@ -150,29 +127,17 @@ def served_for(install: Install, name: str, namespace: str, timeout: float) -> A
 
 def _locator(folder: Path | None, statuses: dict[str, Any]) -> Any:
     """(kind, namespace, name, field) → (file, line): the line when gwctl can read the file."""
-    from gw.explain.origins import field_line
+    from gw.explain.origins import locator
 
-    where = {
-        (i["kind"], i["namespace"], i["name"]): (i.get("file"), i.get("document"))
-        for i in statuses.get("inputs", [])
-    }
-    texts: dict[str, str | None] = {}
-
-    def locate(kind: str, namespace: str, name: str, field: str) -> tuple[str, int | None] | None:
-        file, document = where.get((kind, namespace, name), (None, None))
-        if not file:
+    def read(file: str) -> str | None:
+        if folder is None:
             return None
-        if folder is None or not document:
-            return str(file), None
-        if file not in texts:
-            try:
-                texts[file] = (folder / file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                texts[file] = None
-        text = texts[file]
-        return str(file), field_line(text, int(document), field) if text is not None else None
+        try:
+            return (folder / file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
-    return locate
+    return locator(statuses.get("inputs", []), read)
 
 
 def _proxy_port(install: Install, name: str, namespace: str, scheme: str) -> int | None:
@@ -183,34 +148,15 @@ def _proxy_port(install: Install, name: str, namespace: str, scheme: str) -> int
 
 
 def send_request(install: Install, name: str, namespace: str, request: Any, port: int) -> Sent:
-    """Send `request` to the proxy's listener on `port` (its Host header and SNI as given);
-    certificates are not checked (this is a probe, and test certificates are self-signed)."""
+    """Send `request` to the proxy's listener on `port` (its Host header and SNI as given)."""
+    from gw import probe
+
     try:
         base = urlsplit(install.proxy_url(name, namespace, request.scheme))
     except InstallError as exc:
         return Sent(None, error=str(exc))
-    host = base.hostname or "127.0.0.1"
     if install.kind == "folder":
-        target = f"{request.scheme}://{_bracketed(host)}:{port}{request.target}"
+        target = probe.origin(request.scheme, base.hostname or "127.0.0.1", port)
     else:  # a Service port forwards to the listener: send to the Service's
-        target = f"{request.scheme}://{base.netloc}{request.target}"
-    headers = [("host", request.authority), *request.headers]
-    extensions = {"sni_hostname": request.sni} if request.tls and request.sni else {}
-    try:
-        with httpx.Client(verify=False, timeout=10) as client:  # noqa: S501 (a probe)
-            response = client.request(
-                request.method, target, headers=headers, extensions=extensions
-            )
-    except httpx.HTTPError as exc:
-        return Sent(None, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-    shown = tuple((h, response.headers[h]) for h in SHOWN_HEADERS if h in response.headers)
-    return Sent(
-        status=response.status_code,
-        headers=shown,
-        body=response.text[:2000],
-        upstream="x-envoy-upstream-service-time" in response.headers,
-    )
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+        target = f"{request.scheme}://{base.netloc}"
+    return probe.send(request, target)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from gw.explain.endpoints import DNS_NOTE, NO_HEALTHY_UPSTREAM
 
 if TYPE_CHECKING:
-    from gw.cli.explain import Sent
     from gw.explain.explanation import Explanation, FilterStep, Outcome, RouteCheck
     from gw.explain.served import RouteSource
+    from gw.probe import Sent
 
 _UPSTREAM_FAILED = "upstream connect error"
 
@@ -19,38 +19,44 @@ def render(explanation: Explanation, note: str, sent: Sent | None) -> str:
     lines = [f"Request       {explanation.request}"]
     if note:
         lines.append(f"              ({note})")
-    lines += _section("Connection", list(explanation.connection))
+    for title, body in sections(explanation, sent)[1:]:
+        lines += _section(title, body)
+    return "\n".join(lines)
+
+
+def sections(explanation: Explanation, sent: Sent | None) -> list[tuple[str, list[str]]]:
+    """The explanation as titled sections of lines, in the order the request meets them:
+    what `gwctl explain` prints, and what the console shows."""
+    out: list[tuple[str, list[str]]] = [("Request", [explanation.request])]
+    out.append(("Connection", list(explanation.connection)))
     if explanation.path:
         changes = f" ({'; '.join(explanation.path_changes)})" if explanation.path_changes else ""
-        lines.append(f"Path          {explanation.path}{changes}")
+        out.append(("Path", [f"{explanation.path}{changes}"]))
     if explanation.virtual_host_why:
         vhost = explanation.virtual_host or "none"
         source = explanation.virtual_host_source
         written = f", from {source}" if source is not None else ""
-        why = f"why: {explanation.virtual_host_why}"
-        lines += _section("Virtual host", [f"{vhost}{written}", why])
+        out.append(("Virtual host", [f"{vhost}{written}", f"why: {explanation.virtual_host_why}"]))
     if explanation.route is not None:
-        lines += _section("Route", _route(explanation.route))
+        out.append(("Route", _route(explanation.route)))
     if explanation.earlier:
         title = "Not matching" if explanation.route else "No route matches"
-        lines += _section(title, [line for c in explanation.earlier for line in _miss(c)])
+        out.append((title, [line for c in explanation.earlier for line in _miss(c)]))
     if explanation.shadowed:
         beaten = [f"{c.name}: {c.matcher}{_where(c.source)}" for c in explanation.shadowed]
-        lines += _section("Also matching (never reached: the first match wins)", beaten)
+        out.append(("Also matching (never reached: the first match wins)", beaten))
     if explanation.filters:
-        lines += _section(
-            "Filters", [x for i, f in enumerate(explanation.filters) for x in _filter(i, f)]
-        )
+        steps = [x for i, f in enumerate(explanation.filters) for x in _filter(i, f)]
+        out.append(("Filters", steps))
     if explanation.header_changes:
-        lines += _section("Headers", list(explanation.header_changes))
-    lines += _section("Outcome", _outcome(explanation.outcome))
-    lines += [f"Note          {n}" for n in explanation.notes]
+        out.append(("Headers", list(explanation.header_changes)))
+    out.append(("Outcome", _outcome(explanation.outcome)))
+    out += [("Note", [n]) for n in explanation.notes]
     if sent is not None:
-        lines += _section("Sent", _sent(sent))
         different = difference(explanation, sent)
         verdict = "matches the prediction" if different is None else f"DIFFERS: {different}"
-        lines.append(f"              {verdict}")
-    return "\n".join(lines)
+        out.append(("Sent", [*_sent(sent), verdict]))
+    return [(title, body) for title, body in out if body]
 
 
 def _section(title: str, body: list[str]) -> list[str]:

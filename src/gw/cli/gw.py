@@ -117,6 +117,14 @@ def up(
             "from the folder); gwctl --instance NAME picks it."
         ),
     ] = None,
+    route_stats: RouteStats = False,
+    console_send: Annotated[
+        bool,
+        typer.Option(
+            help="The console's explain page may send the request through the proxy (off: "
+            "the console only reads)."
+        ),
+    ] = False,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
     from gw.instance import InstanceError, claim
@@ -149,6 +157,8 @@ def up(
         max_downstream_connections=global_downstream_max_connections,
         discovery=discovery,
         home=home,
+        route_stats=route_stats,
+        console_send=console_send,
     )
     try:
         run_command(run_up(options))
@@ -157,6 +167,14 @@ def up(
 
 
 # --- options of `gw controlplane` ------------------------------------------------------------
+
+RouteStats = Annotated[
+    bool,
+    typer.Option(
+        help="Envoy statistics for every route (the console charts them); costs proxy "
+        "memory per route."
+    ),
+]
 
 DevPort = Annotated[
     int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
@@ -232,6 +250,7 @@ def controlplane(
     dev_port: DevPort = defaults.DEV_PORT,
     log_level: LogLevel = defaults.LOG_LEVEL,
     discovery: InProcessDiscovery = True,
+    route_stats: RouteStats = False,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
@@ -243,7 +262,11 @@ def controlplane(
     configure_logging(log_level)
     stats = os.environ.get("START_STATS_SERVER", "").lower() not in ("", "0", "false", "no")
     options = Options(
-        namespace=namespace, bind_address=proxy_bind, http_port=http_port, https_port=https_port
+        namespace=namespace,
+        bind_address=proxy_bind,
+        http_port=http_port,
+        https_port=https_port,
+        route_stats=route_stats,
     )
     serving = Serving(
         bind=bind,

@@ -88,7 +88,7 @@ def connect(served: Served, request: Request, port: int) -> Connection:
             "the chain requires a client certificate (mutual TLS), which explain does not "
             "send: the TLS handshake fails",
         )
-    manager = _manager(chain)
+    manager = manager_of(chain)
     if manager is None:
         return Connection(listener, chain, None, None, tuple(steps), "the chain runs no HTTP")
     if manager.HasField("route_config"):
@@ -165,7 +165,7 @@ def _name(chain: lc_pb2.FilterChain) -> str:
     return chain.name or "(unnamed)"
 
 
-def _manager(chain: lc_pb2.FilterChain) -> hcm_pb2.HttpConnectionManager | None:
+def manager_of(chain: lc_pb2.FilterChain) -> hcm_pb2.HttpConnectionManager | None:
     for network_filter in chain.filters:
         if network_filter.typed_config.type_url == HCM:
             manager = hcm_pb2.HttpConnectionManager()

@@ -10,8 +10,12 @@ line of the deepest part found.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
+
+from gw.explain.served import Locate
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -44,3 +48,27 @@ def _child(node: yaml.Node, name: str, index: int | None) -> yaml.Node | None:
                 found = value
                 return found
     return None
+
+
+def locator(inputs: Iterable[Mapping[str, Any]], read: Callable[[str], str | None]) -> Locate:
+    """Where each field of the resources read was written: `inputs` are the admin API's
+    (`/statuses` `inputs`: kind, namespace, name, file, document), `read(file)` the text of a
+    file of the served folder (None when it cannot be read, or there are no files: the line
+    is then unknown). Each file is read once, when first needed."""
+    where = {
+        (i["kind"], i["namespace"], i["name"]): (i.get("file"), i.get("document")) for i in inputs
+    }
+    texts: dict[str, str | None] = {}
+
+    def locate(kind: str, namespace: str, name: str, field: str) -> tuple[str, int | None] | None:
+        file, document = where.get((kind, namespace, name), (None, None))
+        if not file:
+            return None
+        if not document:
+            return str(file), None
+        if file not in texts:
+            texts[file] = read(str(file))
+        text = texts[file]
+        return str(file), field_line(text, int(document), field) if text is not None else None
+
+    return locate

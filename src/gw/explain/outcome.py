@@ -93,14 +93,7 @@ def _forward(
     route: rc_pb2.Route, request: Request, prepared: PreparedPath, served: Served
 ) -> Outcome:
     action = route.route
-    if action.HasField("weighted_clusters"):
-        weighted = [(c.name, c.weight.value) for c in action.weighted_clusters.clusters]
-    else:
-        weighted = [(action.cluster, 1)]
-    total = sum(w for _, w in weighted) or 1
-    destinations = [
-        _destination(name, weight, weight * 100 / total, served) for name, weight in weighted
-    ]
+    destinations = forwarded_to(action, served)
     path = prepared.path
     if action.prefix_rewrite:
         path = _rewrite_prefix(route.match, path, action.prefix_rewrite)
@@ -135,6 +128,16 @@ def _forward(
         upstream_path=path + query,
         upstream_host=host,
     )
+
+
+def forwarded_to(action: rc_pb2.RouteAction, served: Served) -> list[Destination]:
+    """The clusters a route action forwards to, with their weights, shares and endpoints."""
+    if action.HasField("weighted_clusters"):
+        weighted = [(c.name, c.weight.value) for c in action.weighted_clusters.clusters]
+    else:
+        weighted = [(action.cluster, 1)]
+    total = sum(w for _, w in weighted) or 1
+    return [_destination(name, weight, weight * 100 / total, served) for name, weight in weighted]
 
 
 def _destination(name: str, weight: int, share: float, served: Served) -> Destination:

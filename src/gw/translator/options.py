@@ -36,6 +36,9 @@ class Options:
     #: writes its own resources).
     extauth_server: InstalledServer | None = None
     ratelimit_server: InstalledServer | None = None
+    #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
+    #: name), which the console charts; off by default for their cost.
+    route_stats: bool = False
 
 
 #: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).

@@ -78,6 +78,8 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
 
 def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     out = rc_pb2.Route(name=route.name, match=build_match(route.match))
+    if route.stat_prefix is not None:
+        out.stat_prefix = route.stat_prefix
     action = route.action
     if isinstance(action, ir.Forward):
         out.route.CopyFrom(_route_action(action))

@@ -71,6 +71,8 @@ def _contribution(
     built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
     if built is None:
         return None
+    if options.route_stats:
+        built = with_route_stats(built)
     if vs.spec.ssl_config is None:
         served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
         return Contribution(
@@ -85,6 +87,12 @@ def _contribution(
     return Contribution(
         virtual_hosts=((HTTPS, vhost),), secrets=(secret,), rate_limit_configs=basic_configs(built)
     )
+
+
+def with_route_stats(vhost: ir.VirtualHost) -> ir.VirtualHost:
+    """Statistics of its own for each route, under the route's name."""
+    routes = tuple(dataclasses.replace(r, stat_prefix=r.name) for r in vhost.routes)
+    return dataclasses.replace(vhost, routes=routes)
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:

@@ -117,3 +117,7 @@ class Route:
     source: RouteOrigin | None = None
     #: The delegating routes that led to it, from the VirtualService's down.
     delegated_by: tuple[RouteOrigin, ...] = ()
+    #: Set: Envoy keeps statistics for this route under `vhost.<host>.route.<stat_prefix>.`
+    #: (requests, response classes, upstream time); None: only per cluster (the default:
+    #: per-route statistics cost proxy memory on every route, `gw up --route-stats`).
+    stat_prefix: str | None = None
