@@ -77,6 +77,8 @@ BASE: dict[str, dict[str, Any]] = {
 #: Probes under these fields start from a minimal valid value of the field, so that they
 #: reach the translator rather than stop at the required fields the probe does not set.
 FIELD_BASE: dict[tuple[str, ...], dict[str, Any]] = {
+    # The bucket's switches shape the gateway-wide bucket: probed with one.
+    ("httpGateway", "options", "httpLocalRatelimit"): {"defaultLimit": {"maxTokens": 1}},
     ("configs", "[]", "oauth2", "oidcAuthorizationCode"): {
         "appUrl": "https://app.probe.test",
         "callbackPath": "/callback",
@@ -114,7 +116,10 @@ class Verdict:
     detail: str = ""
 
     def __str__(self) -> str:
-        return f"{self.state}: {self.detail}" if self.detail else self.state
+        if not self.detail:
+            return self.state
+        # A message that already says "not supported: ..." is not said twice.
+        return f"{self.state}: {self.detail.removeprefix(self.state + ': ')}"
 
 
 def neutral(name: str) -> str:
@@ -201,7 +206,11 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
     doc = {
         "apiVersion": api_version,
         "kind": kind,
-        "metadata": {"name": "probe", "namespace": "gw-system"},
+        # Settings are read only as gw-system.default: any other name is ignored whole.
+        "metadata": {
+            "name": "default" if kind == "Settings" else "probe",
+            "namespace": "gw-system",
+        },
         "spec": spec,
     }
     wanted = "spec." + ".".join(p for p in path if p != "[]")
@@ -211,6 +220,8 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
             break
         except api.ManifestError as exc:
             for problem in exc.problems:
+                if problem.field == "kind":  # a kind gw does not read
+                    return Verdict("not supported", problem.message)
                 if _related(problem.field, wanted) and UNSUPPORTED.search(problem.message):
                     # Without the echoed sample value, so that a refused subtree is one row.
                     return Verdict("not supported", ECHOED_INPUT.sub("", problem.message))
@@ -317,9 +328,16 @@ def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_any(node: dict[str, Any]) -> bool:
-    """An object of anything (`dict[str, Any]`), not a typed map."""
+    """An object of anything (`dict[str, Any]`), not a typed map, nor one gw reads whole by
+    design (marked `x-gw-free-form`, e.g. an access log's `jsonFormat`)."""
     extra = node.get("additionalProperties")
-    return node.get("type") == "object" and "properties" not in node and extra in (True, {})
+    free_form = node.get("x-gw-free-form") is True
+    return (
+        node.get("type") == "object"
+        and "properties" not in node
+        and extra in (True, {})
+        and not free_form
+    )
 
 
 def collapse(rows: list[tuple[tuple[str, ...], Verdict]]) -> list[tuple[str, Verdict]]:

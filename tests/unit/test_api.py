@@ -259,3 +259,23 @@ def test_claim_matcher_takes_a_yaml_boolean() -> None:
     assert principal.claims == {"email_verified": "true", "off": "false"}
     with pytest.raises(ValidationError):
         JwtPrincipal.model_validate({"claims": {"n": 3}})
+
+
+def test_unknown_kinds_of_gw_groups_are_errors_naming_the_resource() -> None:
+    """A misspelt kind in gw's own groups must get a status, not vanish like a Deployment."""
+    doc = {"apiVersion": "gateway.vendor.io/v1", "kind": "Foo", "metadata": {"name": "x"}}
+    with pytest.raises(ManifestError) as info:
+        parse_document(doc)
+    assert info.value.key == ("Foo", "default", "x")
+    assert [(p.field, p.message) for p in info.value.problems] == [
+        (
+            "kind",
+            "Foo is not a kind of gateway.vendor.io (its kinds: Gateway, RouteOption, "
+            "RouteTable, VirtualHostOption, VirtualService); check the spelling",
+        )
+    ]
+    matchable = {**doc, "kind": "MatchableTcpGateway"}
+    with pytest.raises(ManifestError, match="not supported by gw yet"):
+        parse_document(matchable)
+    with pytest.raises(IgnoredDocument):
+        parse_document({**doc, "apiVersion": "example.com/v1"})

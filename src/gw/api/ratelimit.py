@@ -179,6 +179,13 @@ class RateLimitServiceSettings(Model):
     set_descriptors: list[SetDescriptor] = []
 
 
+class RateLimitGrpcService(Model):
+    """How Envoy's gRPC calls to the server are addressed: `authority` is their `:authority`
+    (default: the cluster's name)."""
+
+    authority: str = ""
+
+
 class RateLimitServerSettings(Model):
     """Settings `ratelimitServer`: the rate-limit server's Upstream and how Envoy calls it."""
 
@@ -187,4 +194,4 @@ class RateLimitServerSettings(Model):
     deny_on_fail: bool = False
     enable_x_ratelimit_headers: bool = False
     rate_limit_before_auth: bool = False
-    grpc_service: dict[str, Any] | None = None
+    grpc_service: RateLimitGrpcService | None = None

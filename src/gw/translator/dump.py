@@ -13,7 +13,7 @@ from google.protobuf.message import Message
 
 from gw.api.status import Status
 from gw.translator import ir
-from gw.translator.envoy import Xds
+from gw.translator.envoy import Xds, protos
 
 REDACTED = "<redacted>"
 #: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
@@ -46,7 +46,9 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
 
 def message_to_data(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = redact(
-        json_format.MessageToDict(message, preserving_proto_field_name=True)
+        json_format.MessageToDict(
+            message, preserving_proto_field_name=True, descriptor_pool=protos.POOL
+        )
     )
     return data
 

@@ -39,6 +39,17 @@ class ExtAuthz:
     name = names.EXT_AUTHZ
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        return self._filter(vhosts, None)
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """A Gateway's own `extauth` settings replace the Settings' on its listener."""
+        return self._filter(vhosts, listener.plugins.extauth_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
+    ) -> hcm_pb2.HttpFilter | None:
         guarded = [v for v in vhosts if v.uses_extauth]
         if not guarded:
             return None
@@ -46,7 +57,7 @@ class ExtAuthz:
             {v.extauth_server for v in guarded if v.extauth_server is not None},
             key=lambda s: s.cluster or "",
         )
-        server = servers[0] if servers else None
+        server = own or (servers[0] if servers else None)
         return hcm_pb2.HttpFilter(
             name=self.name,
             typed_config=pack(build_ext_authz(server)),

@@ -58,6 +58,18 @@ class LocalRateLimitFilter:
         config = local_pb2.LocalRateLimit(stat_prefix=LOCAL_STAT_PREFIX)
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """With the Gateway's `httpLocalRatelimit.defaultLimit`, the listener's filter holds
+        that bucket: every request not limited by a host's or route's own bucket takes it."""
+        own = listener.plugins.local_ratelimit
+        if own is None or own.bucket is None:
+            return self.listener_filter(vhosts)
+        config = build_local(own.bucket, x_headers=own.x_ratelimit_headers)
+        config.local_rate_limit_per_downstream_connection = own.per_connection
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
+
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         if vhost.ratelimit is None or vhost.ratelimit.local is None:
             return None
@@ -83,17 +95,21 @@ def build_local(limit: ir.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRate
     )
     out = local_pb2.LocalRateLimit(
         stat_prefix=LOCAL_STAT_PREFIX,
-        token_bucket=token_bucket_pb2.TokenBucket(
-            max_tokens=limit.max_tokens,
-            tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
-            fill_interval=_duration(limit.fill_interval_ms),
-        ),
+        token_bucket=token_bucket(limit),
         filter_enabled=everyone,
         filter_enforced=everyone,
     )
     if x_headers:
         out.enable_x_ratelimit_headers = _DRAFT_03
     return out
+
+
+def token_bucket(limit: ir.LocalLimit) -> token_bucket_pb2.TokenBucket:
+    return token_bucket_pb2.TokenBucket(
+        max_tokens=limit.max_tokens,
+        tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
+        fill_interval=_duration(limit.fill_interval_ms),
+    )
 
 
 class GlobalRateLimitFilter:
@@ -128,6 +144,17 @@ class GlobalRateLimitFilter:
         )
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        return self._filter(vhosts, None)
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """A Gateway's own `ratelimitServer` replaces the Settings' on its listener."""
+        return self._filter(vhosts, listener.plugins.ratelimit_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.RateLimitServer | None
+    ) -> hcm_pb2.HttpFilter | None:
         users = [v for v in vhosts if self._used(v)]
         if not users:
             return None
@@ -135,7 +162,7 @@ class GlobalRateLimitFilter:
             {v.ratelimit_server for v in users if v.ratelimit_server is not None},
             key=lambda s: s.cluster or "",
         )
-        config = build_global(servers[0] if servers else None)
+        config = build_global(own or (servers[0] if servers else None))
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
@@ -194,7 +221,8 @@ def build_global(server: ir.RateLimitServer | None) -> rate_limit_pb2.RateLimit:
             grpc_service=grpc_service_pb2.GrpcService(
                 envoy_grpc=grpc_service_pb2.GrpcService.EnvoyGrpc(
                     cluster_name=(server.cluster if server else None)
-                    or names.RATELIMIT_SERVER_MISSING
+                    or names.RATELIMIT_SERVER_MISSING,
+                    authority=server.authority if server else "",
                 )
             ),
             transport_api_version=_ALWAYS,

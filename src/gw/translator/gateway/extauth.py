@@ -20,6 +20,7 @@ import dataclasses
 from gw import api
 from gw.api import ResourceKey
 from gw.api.extauth import ExtAuthExtension
+from gw.api.settings import ExtAuthSettings
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
 from gw.translator.gateway.callbacks import flow_paths
@@ -126,22 +127,35 @@ def build_extauth_server(
     extauth, named_settings = settings.spec.extauth, settings.spec.named_extauth
     if (extauth is None or extauth.extauthz_server_ref is None) and not named_settings:
         return None
+    return extauth_server(extauth, named_settings, settings.key, "spec.extauth", refs, report)
+
+
+def extauth_server(
+    extauth: ExtAuthSettings | None,
+    named_settings: dict[str, ExtAuthSettings],
+    owner: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport,
+) -> ir.ExtAuthServer:
+    """How Envoy calls the servers an `extauth` block (at `field` of `owner`) and named
+    ones describe: the Settings', or a Gateway's own (`httpGateway.options.extauth`)."""
     default = (
-        build_service(extauth, "spec.extauth", settings.key, refs, report)
+        build_service(extauth, field, owner, refs, report)
         if extauth is not None and extauth.extauthz_server_ref is not None
         else None
     )
-    named = build_named(named_settings, extauth, settings.key, refs, report)
+    named = build_named(named_settings, extauth, owner, refs, report)
     status = extauth.status_on_error if extauth else None
     if status is not None and status not in _ERROR_CODES:
         report.error(
-            "spec.extauth.statusOnError",
+            f"{field}.statusOnError",
             f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
         )
         status = None
     if extauth is not None and extauth.failure_mode_allow:
         report.warning(
-            "spec.extauth.failureModeAllow",
+            f"{field}.failureModeAllow",
             "requests pass unauthenticated whenever the extauth server fails",
         )
     body = extauth.request_body if extauth else None

@@ -26,6 +26,7 @@ from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator.gateway.contribution import BuiltHost, Contribution
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.virtualhosts import build_host
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -49,19 +50,28 @@ def build_hosts(
     reports: Reports,
     *,
     require_rbac: bool,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
     cache: HostCache | None,
 ) -> tuple[dict[ResourceKey, Contribution], HostCache]:
     """Every VirtualService's contribution (placed on the built-in `http`/`https`
     listeners), its findings and references merged into `reports` and `refs`; and the
     cache for the next translation."""
-    world = world_of(snapshot, options, require_rbac)
+    world = world_of(snapshot, options, (require_rbac, route_policy))
     reusable = cache.reusable(world) if cache is not None else {}
     out: dict[ResourceKey, Contribution] = {}
     kept: dict[ResourceKey, BuiltHost] = {}
     for vs in snapshot.of_kind(api.VirtualService):
         built = reusable.get(vs.key)
         if built is None or built.vs is not vs:
-            built = build_host(vs, snapshot, options, refs, reports, require_rbac=require_rbac)
+            built = build_host(
+                vs,
+                snapshot,
+                options,
+                refs,
+                reports,
+                require_rbac=require_rbac,
+                route_policy=route_policy,
+            )
         reports.of(vs.key)  # Accepted unless it has findings
         reports.add(built.findings)
         refs.add(built.edges)
@@ -72,14 +82,15 @@ def build_hosts(
     return out, HostCache(world=world, hosts=kept)
 
 
-def world_of(snapshot: Snapshot, options: Options, require_rbac: bool) -> tuple[Any, ...]:
-    """Everything a VirtualService's translation may read besides the VirtualService."""
+def world_of(snapshot: Snapshot, options: Options, settings: Any) -> tuple[Any, ...]:
+    """Everything a VirtualService's translation may read besides the VirtualService
+    (`settings`: what the Settings say about hosts)."""
     others = tuple(
         (key, resource)
         for key, resource in snapshot.resources.items()
         if key.kind != api.VirtualService.KIND
     )
-    return (dataclasses.replace(options, now=None), require_rbac, snapshot.errors, others)
+    return (dataclasses.replace(options, now=None), settings, snapshot.errors, others)
 
 
 def cacheable(vs: api.VirtualService) -> bool:

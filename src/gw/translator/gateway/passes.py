@@ -27,6 +27,7 @@ from gw.translator.gateway import (
     install,
     placement,
     ratelimit,
+    settings,
     tls,
     virtualhosts,
 )
@@ -86,6 +87,14 @@ def read_settings(build: Build) -> None:
     )
 
 
+def check_settings(build: Build) -> None:
+    """The user's Settings: a warning per field gw does not act on (`settings.py`)."""
+    if build.settings_key is not None:
+        user = build.snapshot.resources.get(build.settings_key)
+        if isinstance(user, api.Settings):
+            settings.check_settings(user, build.reports.of(build.settings_key))
+
+
 def resolve_server_refs(build: Build) -> None:
     build.servers = resolve_servers(
         SERVERS, build.settings, build.settings_key, build.refs, build.reports
@@ -95,14 +104,24 @@ def resolve_server_refs(build: Build) -> None:
 def build_gateway_listeners(build: Build) -> None:
     build.built.update(
         gateways.build_gateways(
-            build.snapshot, build.refs, build.reports, keep_empty=build.translate_empty_gateways
+            build.snapshot,
+            build.refs,
+            build.reports,
+            keep_empty=build.translate_empty_gateways,
+            grpc_web=build.grpc_web,
         )
     )
 
 
 def choose_gateways(build: Build) -> None:
     build.gateways = placement.choose_gateways(
-        build.snapshot, build.broken, build.built, build.previous, build.reports, build.options
+        build.snapshot,
+        build.broken,
+        build.built,
+        build.previous,
+        build.reports,
+        build.options,
+        grpc_web=build.grpc_web,
     )
 
 
@@ -137,6 +156,7 @@ def build_virtual_services(build: Build) -> None:
         build.refs,
         build.reports,
         require_rbac=build.require_rbac,
+        route_policy=settings.route_policy(build.settings),
         cache=build.cache,
     )
 
@@ -179,7 +199,13 @@ def choose(build: Build) -> None:
 
 def assemble_proxy(build: Build) -> None:
     build.whole, build.by_role = assemble(
-        build.accepted, build.fresh, build.servers, build.snapshot, build.options, build.reports
+        build.accepted,
+        build.fresh,
+        build.servers,
+        build.snapshot,
+        build.options,
+        build.reports,
+        build.gateways,
     )
 
 
@@ -195,6 +221,7 @@ def split_proxies(build: Build) -> None:
 PASSES: tuple[Pass, ...] = (
     report_input_errors,  # manifests that do not parse: their resources are rejected
     read_settings,  # the Settings read: the user's over the install's
+    check_settings,  # a warning per Settings field gw does not act on
     resolve_server_refs,  # the extauth and rate-limit servers the Settings name
     build_gateway_listeners,  # Gateways → listeners
     choose_gateways,  # each as built or as last accepted; port clashes

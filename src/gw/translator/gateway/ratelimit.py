@@ -24,7 +24,7 @@ from typing import Literal
 from gw import api
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs, RateLimitServerSettings
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
 from gw.translator.gateway.ratelimit_basic import build_basic
@@ -126,7 +126,7 @@ class RateLimitResolver:
             return None
         name, bucket = set_[0]
         assert bucket is not None
-        return _local(bucket, f"{field}.{name}", self.report)
+        return local_limit(bucket, f"{field}.{name}", self.report)
 
     def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[ir.Policy, ...]:
         if configs is None:
@@ -152,7 +152,7 @@ def _level(options: VirtualHostOptions | RouteOptions) -> str:
     return "route" if isinstance(options, RouteOptions) else "virtual host"
 
 
-def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
+def local_limit(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
     ok = True
     if local.max_tokens < 1:
         report.error(f"{field}.maxTokens", "must be at least 1 (the bucket's size)")
@@ -184,18 +184,35 @@ def build_ratelimit_server(
     server = settings.spec.ratelimit_server
     if server is None:
         return None
-    if server.grpc_service is not None:
-        report.error(
-            "spec.ratelimitServer.grpcService",
-            "grpcService is not supported by this gw build: name the server's Upstream "
-            "in ratelimitServerRef",
-        )
+    return ratelimit_server(
+        server,
+        settings.key,
+        "spec.ratelimitServer",
+        refs,
+        report,
+        user_id_header=_user_id_header(settings),
+    )
+
+
+def ratelimit_server(
+    server: RateLimitServerSettings,
+    owner: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport,
+    *,
+    user_id_header: str = DEFAULT_USER_ID_HEADER,
+) -> ir.RateLimitServer:
+    """How Envoy calls the server a `ratelimitServer` block (at `field` of `owner`)
+    describes: the Settings' or a Gateway's own (`user_id_header`: Settings
+    `extauth.userIdHeader`, what `ratelimitBasic` counts users by)."""
     cluster = None
     ref = server.ratelimit_server_ref
     if ref is not None:
-        key = refs.key(api.Upstream, ref, settings.key)
-        if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
-            report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
+        where = f"{field}.ratelimitServerRef"
+        key = refs.key(api.Upstream, ref, owner)
+        if refs.resolve(api.Upstream, ref, referrer=owner, field=where) is None:
+            report.error(where, f"Upstream {key.namespace}.{key.name} not found")
         cluster = cluster_name(key.name, key.namespace)
     return ir.RateLimitServer(
         cluster=cluster,
@@ -203,7 +220,8 @@ def build_ratelimit_server(
         deny_on_fail=server.deny_on_fail,
         x_ratelimit_headers=server.enable_x_ratelimit_headers,
         before_auth=server.rate_limit_before_auth,
-        user_id_header=_user_id_header(settings),
+        user_id_header=user_id_header,
+        authority=server.grpc_service.authority if server.grpc_service else "",
     )
 
 

@@ -20,6 +20,7 @@ from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.invalid_routes import build_or_replace
 from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
 from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
@@ -29,6 +30,7 @@ from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.gateway.transform import inherit as inherit_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
@@ -64,6 +66,7 @@ class RouteBuilder:
         reports: Reports,
         *,
         jwt: HostJwt | None = None,
+        policy: RoutePolicy = DEFAULT_ROUTES,
     ):
         self.vs = vs
         self.vhost_name = vhost_name
@@ -75,6 +78,8 @@ class RouteBuilder:
         self.prefix = "spec.virtualHost.routes"
         #: The virtual host's JWT checks and provider names (route RBAC reads their claims).
         self.jwt = jwt or HostJwt()
+        #: What the Settings say about routes (`settings.RoutePolicy`).
+        self.policy = policy
         self.routes: list[ir.Route] = []
         #: Where each route of the source (one per matcher) begins in `routes`: tables that
         #: share a weight are re-sorted route by route (`delegation.py`).
@@ -94,6 +99,15 @@ class RouteBuilder:
         return child
 
     def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
+        """Build the routes of `route` (and of the tables it delegates to); with Settings
+        `invalidConfigPolicy.replaceInvalidRoutes`, one gw cannot build answers the policy's
+        response instead (`invalid_routes.py`)."""
+        if self.policy.invalid_route is not None and route.delegate_action is None:
+            build_or_replace(self, index, route, parent, self.policy.invalid_route)
+        else:
+            self.build(index, route, parent)
+
+    def build(self, index: int, route: Route, parent: Parent | None = None) -> None:
         field = f"{self.prefix}[{index}]"
         own = merge_option_refs(
             route.options,
@@ -136,7 +150,7 @@ class RouteBuilder:
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
         self.route_starts.append(len(self.routes))
-        for match, where in self._matches(route, field, parent):
+        for match, where in self.route_matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -183,7 +197,7 @@ class RouteBuilder:
         source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
         return ir.RouteOrigin(resource=source, field=field)
 
-    def _matches(
+    def route_matches(
         self, route: Route, field: str, parent: Parent | None
     ) -> list[tuple[ir.RouteMatch, str]]:
         """Each match of the route and the field it comes from (the route itself when it has
@@ -335,7 +349,12 @@ class RouteBuilder:
         refs, report = self.refs, self.report
         if dest.orch is not None:
             target = resolve_service_destination(
-                dest.orch, refs=refs, referrer=self.owner, field=f"{field}.orch", report=report
+                dest.orch,
+                refs=refs,
+                referrer=self.owner,
+                field=f"{field}.orch",
+                report=report,
+                enabled=self.policy.orch_destinations,
             )
             return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None

@@ -21,6 +21,7 @@ from gw.translator.gateway.ratelimit_basic import basic_configs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
@@ -44,13 +45,16 @@ def build_host(
     reports: Reports,
     *,
     require_rbac: bool = False,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
 ) -> BuiltHost:
     """One VirtualService's contribution, with its findings and the references it resolved
     handed back as values: `refs` and `reports` are only read (whether a resource it uses
     is rejected). `require_rbac` (Settings `rbac.requireRbac`): a host without policies
-    denies all."""
+    denies all; `route_policy`: what the Settings say about routes."""
     scoped_refs, scoped = refs.scope(), reports.scope()
-    contribution = _contribution(vs, snapshot, options, scoped_refs, scoped, require_rbac)
+    contribution = _contribution(
+        vs, snapshot, options, scoped_refs, scoped, require_rbac, route_policy
+    )
     return BuiltHost(
         vs=vs,
         contribution=contribution,
@@ -66,9 +70,12 @@ def _contribution(
     refs: Refs,
     reports: Reports,
     require_rbac: bool,
+    route_policy: RoutePolicy,
 ) -> Contribution | None:
     """The host on the built-in listener it belongs to: `http`, or `https` with its TLS."""
-    built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
+    built = build_virtual_host(
+        vs, refs, reports, require_rbac=require_rbac, route_policy=route_policy
+    )
     if built is None:
         return None
     if options.route_stats:
@@ -115,7 +122,12 @@ def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
 
 
 def build_virtual_host(
-    vs: api.VirtualService, refs: Refs, reports: Reports, *, require_rbac: bool = False
+    vs: api.VirtualService,
+    refs: Refs,
+    reports: Reports,
+    *,
+    require_rbac: bool = False,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
 ) -> ir.VirtualHost | None:
     report = reports.of(vs.key)
     spec = vs.spec
@@ -143,7 +155,7 @@ def build_virtual_host(
         or _NO_OPTIONS
     )
     jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
-    routes = RouteBuilder(vs, name, refs, reports, jwt=jwt)
+    routes = RouteBuilder(vs, name, refs, reports, jwt=jwt, policy=route_policy)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")

@@ -9,17 +9,20 @@ One module per area, named with the feature word of the other layers (`api/jwt.p
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
 `transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, the
-listener's `hcm` (how it speaks HTTP), and for clusters `loadbalancer`, `healthcheck`, `aws`. A
-new option is a dataclass in its feature's module (a new module for a new feature), the
-field of `VirtualHost`, `Route` or `Cluster` that holds it, and its name in `__all__` below. Code
-outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
-servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
+listener's `hcm` (how it speaks HTTP), `access_log` and `http_listener` (the filters its own
+options add: `listener_health`, `gzip`, `stateful_session`), and for clusters
+`loadbalancer`, `healthcheck`, `aws`. A new option is a dataclass in its feature's module
+(a new module for a new feature), the field of `VirtualHost`, `Route` or `Cluster` that
+holds it, and its name in `__all__` below. Code outside this package writes `ir.Route`,
+never `ir.routes.Route`. The configs of gw's own servers are not IR but contracts with
+those servers (`gw.wire`); the Proxy carries them.
 Unions used in annotations (`Expr`, `Node`, `Stage`, `Step`) are re-exported as `X as X`
 but are not in `__all__`: they are not types of their own.
 """
 
 from __future__ import annotations
 
+from gw.translator.ir.access_log import AccessLog, LogCollector, LogFilter, LogHeader
 from gw.translator.ir.aws import AwsCredentials, LambdaInvocation
 from gw.translator.ir.clusters import (
     CircuitBreakers,
@@ -41,6 +44,8 @@ from gw.translator.ir.extauth import (
     ExtAuthServer,
     HttpAuthService,
 )
+from gw.translator.ir.grpc_json import GrpcJsonTranscoder
+from gw.translator.ir.gzip import Gzip
 from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.healthcheck import (
@@ -49,6 +54,11 @@ from gw.translator.ir.healthcheck import (
     HttpHealthCheck,
     OutlierDetection,
     TcpHealthCheck,
+)
+from gw.translator.ir.http_listener import (
+    HttpListenerOptions,
+    ListenerLocalRateLimit,
+    RouterSettings,
 )
 from gw.translator.ir.jwt import (
     ClaimToHeader,
@@ -59,6 +69,7 @@ from gw.translator.ir.jwt import (
     RouteJwtStage,
     TokenHeader,
 )
+from gw.translator.ir.listener_health import ListenerHealthCheck
 from gw.translator.ir.listeners import (
     ConnectionLimit,
     Listener,
@@ -99,6 +110,7 @@ from gw.translator.ir.routes import (
 )
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.source import RouteOrigin, SourceRef
+from gw.translator.ir.stateful_session import StatefulSession
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -146,6 +158,7 @@ from gw.translator.ir.transform import (
 from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
+    "AccessLog",
     "Action",
     "AuthService",
     "AwsCredentials",
@@ -171,6 +184,8 @@ __all__ = [
     "For",
     "Forward",
     "GrpcHealthCheck",
+    "GrpcJsonTranscoder",
+    "Gzip",
     "HashPolicy",
     "HeaderBodyTransformation",
     "HeaderCondition",
@@ -183,17 +198,23 @@ __all__ = [
     "Http2Options",
     "HttpAuthService",
     "HttpHealthCheck",
+    "HttpListenerOptions",
     "HttpSettings",
     "If",
     "JwtProvider",
     "JwtVerification",
     "LambdaInvocation",
     "Listener",
+    "ListenerHealthCheck",
+    "ListenerLocalRateLimit",
     "ListenerOptions",
     "Literal",
     "LoadBalancer",
     "LocalLimit",
     "Locality",
+    "LogCollector",
+    "LogFilter",
+    "LogHeader",
     "MatchHeader",
     "MergedKey",
     "MetadataValue",
@@ -224,12 +245,14 @@ __all__ = [
     "RouteJwtStage",
     "RouteMatch",
     "RouteOrigin",
+    "RouterSettings",
     "ServiceSelection",
     "Set",
     "SlowStart",
     "SocketOption",
     "SourceRef",
     "StagedTransformations",
+    "StatefulSession",
     "SubsetConfig",
     "SubsetSelector",
     "TcpHealthCheck",

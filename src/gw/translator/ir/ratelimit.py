@@ -110,3 +110,5 @@ class RateLimitServer:
     #: Settings `extauth.userIdHeader`: where the extauth server puts the user it identified
     #: (`ratelimitBasic` counts authorized requests by it).
     user_id_header: str = "x-user-id"
+    #: The `:authority` of its gRPC calls (empty: the cluster's name).
+    authority: str = ""
