@@ -1,9 +1,10 @@
 """Upstream (`gw.vendor.io/v1`): where routes send traffic — static hosts, an orchestrator
-service, a Unix socket or an AWS Lambda region — and how Envoy talks to it.
+service, a Unix socket, an AWS Lambda region or a Google Cloud service — and how Envoy talks
+to it.
 
 The options live in their own modules (`loadbalancer`, `healthcheck`, `connection`,
-`failover`, `subsets`, `aws`, `functions`). Kinds and fields gw cannot serve with stock
-Envoy (`awsEc2`, `azure`, `consul`, `gcp`, `ai`, CONNECT tunnelling, ...) are typed loosely
+`failover`, `subsets`, `aws`, `gcp`, `functions`). Kinds and fields gw cannot serve with
+stock Envoy (`awsEc2`, `azure`, `consul`, `ai`, CONNECT tunnelling, ...) are typed loosely
 here so that the translator refuses them by name with the reason, instead of an "unknown
 field" that reads like a typo.
 """
@@ -19,6 +20,7 @@ from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, Preconnect
 from gw.api.duration import Duration
 from gw.api.failover import Failover
 from gw.api.functions import ServiceSpec
+from gw.api.gcp import GcpUpstreamSpec
 from gw.api.headers import HeaderValue
 from gw.api.healthcheck import HealthCheck, OutlierDetection
 from gw.api.loadbalancer import LoadBalancerConfig
@@ -70,8 +72,8 @@ class DiscoveryMetadata(Model):
 
 
 class UpstreamSpec(Model):
-    """Exactly one kind: `static`, `orch`, `pipe` or `aws` (`awsEc2`, `azure`, `consul`,
-    `gcp` and `ai` are refused with the reason)."""
+    """Exactly one kind: `static`, `orch`, `pipe`, `aws` or `gcp` (`awsEc2`, `azure`,
+    `consul` and `ai` are refused with the reason)."""
 
     static: StaticSpec | None = None
     orch: OrchSpec | None = None
@@ -80,7 +82,7 @@ class UpstreamSpec(Model):
     aws_ec2: dict[str, Any] | None = None
     azure: dict[str, Any] | None = None
     consul: dict[str, Any] | None = None
-    gcp: dict[str, Any] | None = None
+    gcp: GcpUpstreamSpec | None = None
     ai: dict[str, Any] | None = None
     ssl_config: UpstreamSslConfig | None = None
     discovery_metadata: DiscoveryMetadata | None = None

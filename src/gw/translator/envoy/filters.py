@@ -22,6 +22,7 @@ from gw.translator.envoy import names, transform, transform_script
 from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.gcp import GcpAuthnFilter
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.ratelimit import GlobalRateLimitFilter, LocalRateLimitFilter
@@ -66,9 +67,10 @@ class Router:
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
 #: early global rate limit, jwt_authn before extauth, ext_authz, jwt_authn after extauth
-#: (the default stage), rbac, regular transformation, global rate limit, AWS Lambda (it
-#: turns the request into an invocation), router. Each transformation stage is two header
-#: filters (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early
+#: (the default stage), rbac, regular transformation, global rate limit, GCP identity
+#: tokens, AWS Lambda (it turns the request into an invocation), router. Each
+#: transformation stage is two header filters (`envoy/transform.py`) and a Lua filter
+#: (`envoy/transform_script.py`). The early
 #: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
 #: `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
@@ -84,6 +86,7 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.REGULAR,
     transform_script.REGULAR,
     GlobalRateLimitFilter("regular"),
+    GcpAuthnFilter(),
     AwsLambdaFilter(),
     Router(),
 )

@@ -187,7 +187,20 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.host_rewrite_literal = action.host_rewrite
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    else:
+        _cluster_host_rewrites(out, action)
     return out
+
+
+def _cluster_host_rewrites(out: rc_pb2.RouteAction, action: ir.Forward) -> None:
+    """The Host each cluster's service needs, when the route rewrites none itself."""
+    if len(action.clusters) == 1:
+        if action.clusters[0].host_rewrite is not None:
+            out.host_rewrite_literal = action.clusters[0].host_rewrite
+        return
+    for weight, target in zip(out.weighted_clusters.clusters, action.clusters, strict=True):
+        if target.host_rewrite is not None:
+            weight.host_rewrite_literal = target.host_rewrite
 
 
 def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.ClusterWeight:

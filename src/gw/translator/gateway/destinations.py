@@ -1,6 +1,7 @@
 """What a destination adds to its cluster: the `subset` of the upstream's endpoints it
-picks and, for an `aws` upstream, the Lambda function `destinationSpec.aws` invokes. Shared
-by routes and UpstreamGroups, whose destinations have the same shape."""
+picks; for an `aws` upstream, the Lambda function `destinationSpec.aws` invokes; for a `gcp`
+one, the service's Host and identity token. Shared by routes and UpstreamGroups, whose
+destinations have the same shape."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gw import api
 from gw.api.virtualservice import Destination
 from gw.translator import ir
 from gw.translator.gateway.aws import resolve_lambda
+from gw.translator.gateway.gcp import gcp_destination
 from gw.translator.gateway.subsets import route_subset
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -24,7 +26,7 @@ def refine_destination(
     field: str,
     report: ResourceReport,
 ) -> ir.WeightedCluster | None:
-    """`target` with its subset and Lambda invocation; None after an error. `upstream` is
+    """`target` with what its destination adds; None after an error. `upstream` is
     the Upstream resource behind it (None for a service addressed directly)."""
     if target is None:
         return None
@@ -32,6 +34,7 @@ def refine_destination(
     ok, invocation = resolve_lambda(upstream, dest.destination_spec, refs, field, report)
     if not ok:
         return None
-    if not subset and invocation is None:
+    cloud = gcp_destination(upstream)
+    if not subset and invocation is None and not cloud:
         return target
-    return replace(target, subset=subset or None, aws_lambda=invocation)
+    return replace(target, subset=subset or None, aws_lambda=invocation, **cloud)

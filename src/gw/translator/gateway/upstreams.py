@@ -4,9 +4,11 @@ A static upstream with IP hosts becomes a STATIC cluster; with any host name, En
 resolves the names itself (STRICT_DNS). An `orch` upstream becomes an EDS cluster selecting
 a service port (`orch.py`; endpoints from `endpoints.py`); a `pipe` upstream a STATIC
 cluster on a Unix socket; an `aws` upstream a cluster to the region's Lambda endpoint
-(`aws.py`). TLS to the upstream comes from `upstream_tls.py`, and each option from its own
-module: `loadbalancer`, `healthcheck`, `outlier`, `circuitbreakers`, `connection`,
-`subsets`, `failover`, `functions` (service specs). Cluster names are `<upstream>_<namespace>`.
+(`aws.py`); a `gcp` upstream a cluster to the service, and one to the metadata server its
+identity tokens come from (`gcp.py`). TLS to the upstream comes from `upstream_tls.py`,
+and each option from its own module: `loadbalancer`, `healthcheck`, `outlier`,
+`circuitbreakers`, `connection`, `subsets`, `failover`, `functions` (service specs).
+Cluster names are `<upstream>_<namespace>`.
 
 Kinds and fields that need what stock Envoy (or this machine) does not have are refused by
 name, with what they would need, so that no field is accepted and then ignored.
@@ -28,6 +30,7 @@ from gw.translator.gateway.connection import with_connection, with_dns
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.failover import build_failover
 from gw.translator.gateway.functions import service_spec_wants_http2
+from gw.translator.gateway.gcp import check_gcp_upstream, gcp_audience, metadata_cluster
 from gw.translator.gateway.healthcheck import build_health_checks
 from gw.translator.gateway.hosts import checked_address, endpoint_metadata, is_ip
 from gw.translator.gateway.loadbalancer import build_load_balancer
@@ -49,9 +52,6 @@ REFUSED_KINDS = {
     "route to the function app as a static upstream on port 443 instead",
     "consul": "it needs a Consul catalog client to discover the service's instances; list "
     "them as static hosts instead",
-    "gcp": "it needs an ID token from the GCP metadata server on every request (Envoy's "
-    "gcp_authn filter and a cluster to the metadata server), which gw does not configure; "
-    "route to the service as a static upstream on port 443 with hostRewrite instead",
     "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
     "provider APIs)",
 }
@@ -72,7 +72,10 @@ def build_upstreams(
         built = build_cluster(upstream, refs, report, options)
         if built is not None and not report.errors:
             cluster, secrets = built
-            out[upstream.key] = Contribution(clusters=(cluster,), secrets=secrets)
+            clusters: tuple[ir.Cluster, ...] = (cluster,)
+            if cluster.gcp_audience is not None:
+                clusters += (metadata_cluster(options, cluster.source),)
+            out[upstream.key] = Contribution(clusters=clusters, secrets=secrets)
     return out
 
 
@@ -92,10 +95,10 @@ def build_cluster(
             ("orch", spec.orch),
             ("pipe", spec.pipe),
             ("aws", spec.aws),
+            ("gcp", spec.gcp),
             ("awsEc2", spec.aws_ec2),
             ("azure", spec.azure),
             ("consul", spec.consul),
-            ("gcp", spec.gcp),
             ("ai", spec.ai),
         )
         if value is not None
@@ -103,7 +106,8 @@ def build_cluster(
     if len(kinds) != 1:
         found = " and ".join(kinds) if kinds else "none"
         report.error(
-            "spec", f"an Upstream needs exactly one of static, orch, pipe or aws (found {found})"
+            "spec",
+            f"an Upstream needs exactly one of static, orch, pipe, aws or gcp (found {found})",
         )
         return None
     if kinds[0] in REFUSED_KINDS:
@@ -115,8 +119,10 @@ def build_cluster(
     cluster = _located(upstream, refs, report)
     if cluster is None:
         return None
-    if spec.aws is not None and tls is None:
-        tls = ir.UpstreamTls(sni=cluster.endpoints[0].address)  # Lambda is HTTPS only
+    if (spec.aws or spec.gcp) is not None and (tls is None or tls.sni is None):
+        # HTTPS only, to a service found by its server name.
+        host = cluster.endpoints[0].address
+        tls = replace(tls or ir.UpstreamTls(), sni=None if is_ip(host) else host)
     cluster = _with_host_names(replace(cluster, tls=tls), upstream)
     cluster = with_connection(cluster, spec, report, http2=grpc)
     cluster = _with_health(cluster, upstream, report)
@@ -162,6 +168,11 @@ def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Clust
         if not endpoints:
             return None
         discovery = "dns"
+    elif spec.gcp is not None:
+        endpoints = check_gcp_upstream(upstream, report)
+        if not endpoints:
+            return None
+        discovery = "static" if is_ip(endpoints[0].address) else "dns"
     else:
         endpoints = _static_endpoints(upstream, report)
         if not endpoints:
@@ -175,6 +186,7 @@ def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Clust
         service=service,
         subsets=subsets,
         aws_lambda=True if spec.aws is not None else None,
+        gcp_audience=gcp_audience(spec.gcp) if spec.gcp is not None else None,
     )
 
 

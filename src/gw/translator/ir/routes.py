@@ -61,6 +61,12 @@ class WeightedCluster:
     subset: tuple[tuple[str, str], ...] | None = None
     #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
     aws_lambda: LambdaInvocation | None = None
+    #: The Host the cluster's service needs (a cloud service that routes by Host); the
+    #: route's own host rewrite wins over it.
+    host_rewrite: str | None = None
+    #: The cluster is a Google Cloud service: the request gets its identity token
+    #: (`Cluster.gcp_audience`) on the way.
+    gcp_identity_token: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
