@@ -2,7 +2,7 @@
 prediction with what Envoy did.
 
 `rewrite()` changes a case's manifests only where the test machine needs it: every upstream
-host becomes one of the test's echo servers on loopback (or the rate-limit server, or a key
+host (a `gcp` one's too) becomes one of the test's echo servers on loopback (or the rate-limit server, or a key
 set server, for the upstreams Settings and JWT providers name), orchestrator addresses become
 loopback, Gateways listen on free loopback ports, JWT providers' local keys become the
 test's public key (only keys gw accepts: a broken key stays broken), and every virtual host
@@ -66,6 +66,8 @@ def rewrite(text: str, rw: Rewrite) -> str:
                 if isinstance(host, dict):
                     host["addr"] = "127.0.0.1" if is_ip(str(host.get("addr"))) else "localhost"
                     host["port"] = port
+            if isinstance(spec.get("gcp"), dict) and spec["gcp"].get("host"):
+                spec["gcp"]["host"] = f"localhost:{port}"  # a service that resolves here
         elif kind in ("Endpoints", "Pod", "Service"):
             _loopback(doc, rw.echo_ports[0])
         elif kind == "Gateway":
