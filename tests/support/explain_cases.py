@@ -4,10 +4,10 @@ prediction with what Envoy did.
 `rewrite()` changes a case's manifests only where the test machine needs it: every upstream
 host (a `gcp` one's too) becomes one of the test's echo servers on loopback (or the
 rate-limit server, or a key set server, for the upstreams Settings and JWT providers name),
-orchestrator addresses become loopback, Gateways listen on free loopback ports, JWT providers' local keys become the
-test's public key (only keys gw accepts: a broken key stays broken), and every virtual host
-adds `x-gw-route: %ROUTE_NAME%` to its responses, which is how Envoy says which route it
-chose. Nothing that decides matching, filters or statuses is touched.
+orchestrator addresses become loopback, Gateways listen on free loopback ports, JWT
+providers' local keys become the test's public key (only keys gw accepts: a broken key
+stays broken), and every virtual host adds `x-gw-route: %ROUTE_NAME%` to its responses,
+which is how Envoy says which route it chose. Nothing that decides matching, filters or statuses is touched.
 """
 
 from __future__ import annotations
