@@ -7,7 +7,8 @@ rate-limit server, or a key set server, for the upstreams Settings and JWT provi
 orchestrator addresses become loopback, Gateways listen on free loopback ports, JWT
 providers' local keys become the test's public key (only keys gw accepts: a broken key
 stays broken), and every virtual host adds `x-gw-route: %ROUTE_NAME%` to its responses,
-which is how Envoy says which route it chose. Nothing that decides matching, filters or statuses is touched.
+which is how Envoy says which route it chose. Nothing that decides matching, filters or
+statuses is touched.
 """
 
 from __future__ import annotations
