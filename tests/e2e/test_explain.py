@@ -14,7 +14,9 @@ itself (a 401 from jwt_authn, a 403 from rbac): there the status and body are co
 answer of the extauth server (an OIDC login) is its own decision: explain says so, and only
 the route is compared there. A 429 on a route with rate limits is a counter explain cannot
 see reaching its limit; a `400 bad request: ...` on a route with transformation templates
-is a template explain does not run (it reads the body) failing to render.
+is a template explain does not run (it reads the body) failing to render; a 503 `no healthy
+upstream` from a cloud endpoint (AWS Lambda, Azure Functions) is a forward to a name this
+machine cannot resolve.
 """
 
 from __future__ import annotations

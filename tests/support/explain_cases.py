@@ -13,7 +13,8 @@ statuses is touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import socket
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ import yaml
 
 from gw.explain.explanation import Explanation
 from gw.explain.headers import TEMPLATE_FAILED
+from gw.explain.outcome import NO_HEALTHY_UPSTREAM
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
@@ -180,6 +182,12 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if outcome.action == "forward":
         upstream = "x-envoy-upstream-service-time" in seen.headers
         failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
+        # A cloud endpoint (Lambda, Azure Functions) is a name this machine cannot resolve.
+        failed |= (
+            seen.status == 503
+            and seen.body == NO_HEALTHY_UPSTREAM
+            and _unresolvable(e for d in outcome.destinations for e in d.endpoints)
+        )
         if not (upstream or failed):
             problems.append(f"predicted a forward, Envoy answered {seen.status} {seen.body!r}")
         if chosen is None and predicted is not None and (upstream or failed):
@@ -205,3 +213,18 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if outcome.by.startswith("route") and chosen is None:
         problems.append("Envoy did not say which route it chose")
     return problems
+
+
+def _unresolvable(endpoints: Iterable[str]) -> bool:
+    """Every endpoint is a host name that does not resolve here (no DNS beyond the machine):
+    Envoy then has no host to send to."""
+    names = {e.rsplit(":", 1)[0] for e in endpoints}
+    if not names or any(is_ip(n.strip("[]")) for n in names):
+        return False
+    for name in names:
+        try:
+            socket.getaddrinfo(name, None)
+        except OSError:
+            continue
+        return False
+    return True

@@ -1,10 +1,10 @@
 """Upstream (`gw.vendor.io/v1`): where routes send traffic — static hosts, an orchestrator
-service, a Unix socket, an AWS Lambda region or a Google Cloud service — and how Envoy talks
-to it.
+service, a Unix socket, an AWS Lambda region, an Azure function app or a Google Cloud
+service — and how Envoy talks to it.
 
 The options live in their own modules (`loadbalancer`, `healthcheck`, `connection`,
-`failover`, `subsets`, `aws`, `gcp`, `functions`). Kinds and fields gw cannot serve with
-stock Envoy (`awsEc2`, `azure`, `consul`, `ai`, CONNECT tunnelling, ...) are typed loosely
+`failover`, `subsets`, `aws`, `azure`, `gcp`, `functions`). Kinds and fields gw cannot
+serve with stock Envoy (`awsEc2`, `consul`, `ai`, CONNECT tunnelling, ...) are typed loosely
 here so that the translator refuses them by name with the reason, instead of an "unknown
 field" that reads like a typo.
 """
@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from gw.api.aws import AwsUpstreamSpec
+from gw.api.azure import AzureUpstreamSpec
 from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, PreconnectPolicy, UInt32
 from gw.api.duration import Duration
 from gw.api.failover import Failover
@@ -72,7 +73,7 @@ class DiscoveryMetadata(Model):
 
 
 class UpstreamSpec(Model):
-    """Exactly one kind: `static`, `orch`, `pipe`, `aws` or `gcp` (`awsEc2`, `azure`,
+    """Exactly one kind: `static`, `orch`, `pipe`, `aws`, `azure` or `gcp` (`awsEc2`,
     `consul` and `ai` are refused with the reason)."""
 
     static: StaticSpec | None = None
@@ -80,7 +81,7 @@ class UpstreamSpec(Model):
     pipe: PipeSpec | None = None
     aws: AwsUpstreamSpec | None = None
     aws_ec2: dict[str, Any] | None = None
-    azure: dict[str, Any] | None = None
+    azure: AzureUpstreamSpec | None = None
     consul: dict[str, Any] | None = None
     gcp: GcpUpstreamSpec | None = None
     ai: dict[str, Any] | None = None

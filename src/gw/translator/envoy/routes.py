@@ -13,6 +13,7 @@ from google.protobuf import duration_pb2, wrappers_pb2
 from gw.translator import ir
 from gw.translator.envoy import tls
 from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
+from gw.translator.envoy.azure import add_function_call
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
@@ -91,6 +92,8 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     else:
         out.redirect.CopyFrom(_redirect(action))
     add_header_manipulation(out, route.headers)
+    if isinstance(action, ir.Forward):
+        add_function_call(out, action)
     if (span := span_name(vhost, route)) is not None:
         out.decorator.operation = span
     for http_filter in HTTP_FILTERS:

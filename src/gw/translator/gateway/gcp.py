@@ -87,16 +87,19 @@ def gcp_audience(spec: GcpUpstreamSpec) -> str:
     return spec.audience or f"https://{service_host(spec)}"
 
 
-def metadata_cluster(options: Options, source: ir.SourceRef) -> ir.Cluster:
-    """The cluster Envoy's gcp_authn filter reaches the metadata server through (plain
-    HTTP, as every client of that server speaks it)."""
+def with_metadata_cluster(cluster: ir.Cluster, options: Options) -> tuple[ir.Cluster, ...]:
+    """`cluster`, and for a `gcp` upstream's the cluster Envoy's gcp_authn filter reaches
+    the metadata server through (plain HTTP, as every client of that server speaks it)."""
+    if cluster.gcp_audience is None:
+        return (cluster,)
     server = options.gcp_metadata_server
-    return ir.Cluster(
+    metadata = ir.Cluster(
         name=defaults.GCP_METADATA_CLUSTER,
-        source=source,
+        source=cluster.source,
         discovery="static" if is_ip(server.host) else "dns",
         endpoints=(ir.Endpoint(address=server.host, port=server.port),),
     )
+    return cluster, metadata
 
 
 def gcp_destination(upstream: api.Upstream | None) -> dict[str, Any]:
