@@ -6,8 +6,8 @@ request to `/api/<functionName>` (the client's query string kept) with the app's
 function whose `authLevel` is `Function` needs its own key or the app's `_master` key, an
 `Admin` one the `_master` key: Envoy sends it in the `x-functions-key` header, which Azure
 reads as it reads `?code=`. Keys come from the upstream's secret, in the shape the
-established CLI writes (`glooctl create secret azure --api-keys name=key,...`): the key
-`azure` holding `apiKeys: {<name>: <key>}`, as YAML or JSON.
+established CLI writes (`create secret azure --api-keys name=key,...`): the key `azure`
+holding `apiKeys: {<name>: <key>}`, as YAML or JSON.
 
 Envoy rewrites the path per route, not per weighted cluster: a function is called only as
 a route's one destination, and not together with the route's own `prefixRewrite`. A route
