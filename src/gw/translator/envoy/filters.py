@@ -70,9 +70,8 @@ class Router:
 #: (the default stage), rbac, regular transformation, global rate limit, GCP identity
 #: tokens, AWS Lambda (it turns the request into an invocation), router. Each
 #: transformation stage is two header filters (`envoy/transform.py`) and a Lua filter
-#: (`envoy/transform_script.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: (`envoy/transform_script.py`). The early global limit holds `rateLimitEarlyConfigs`,
+#: and `rateLimitConfigs` with `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     transform_script.EARLY,

@@ -32,7 +32,8 @@ GCP_AUTHN = "envoy.filters.http.gcp_authn"
 TOKEN_TIMEOUT_MS = 5000
 #: Tokens kept, one per audience (Envoy's default, 0, would fetch one per request).
 TOKEN_CACHE_SIZE = 1000
-#: A failed token request is tried again twice, 100 ms then 200 ms later.
+#: A token request that fails (5xx, reset, no connection) is tried again twice, after a
+#: jittered back-off from 100 ms.
 TOKEN_RETRIES = 2
 
 

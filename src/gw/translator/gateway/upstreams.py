@@ -118,8 +118,8 @@ def build_cluster(
     cluster = _located(upstream, refs, report)
     if cluster is None:
         return None
-    if (spec.aws or spec.azure or spec.gcp) is not None and (tls is None or tls.sni is None):
-        # HTTPS only, to a service found by its server name.
+    cloud = any(kind is not None for kind in (spec.aws, spec.azure, spec.gcp))
+    if cloud and (tls is None or tls.sni is None):  # HTTPS, to a service found by its name
         host = cluster.endpoints[0].address
         tls = replace(tls or ir.UpstreamTls(), sni=None if is_ip(host) else host)
     cluster = _with_host_names(replace(cluster, tls=tls), upstream)
