@@ -45,8 +45,24 @@ class Env:
         return response, response.json()
 
 
+def gcp_upstream(name: str, port: int, audience: str | None = None) -> str:
+    """A `gcp` upstream on the loopback service, its certificate verified by the test CA."""
+    extra = f", audience: {audience}" if audience else ""
+    return (
+        f"apiVersion: gw.vendor.io/v1\nkind: Upstream\n"
+        f"metadata: {{name: {name}, namespace: default}}\nspec:\n"
+        f'  gcp: {{host: "localhost:{port}"{extra}}}\n'
+        "  sslConfig: {secretRef: {name: service-ca, namespace: default}}\n---\n"
+    )
+
+
 def manifests(service_port: int, plain_port: int, ca_pem: str) -> str:
     ca = "\n".join(f"    {line}" for line in ca_pem.strip().splitlines())
+    upstreams = (
+        gcp_upstream("hello", service_port)
+        + gcp_upstream("orders", service_port, CUSTOM)
+        + gcp_upstream("refused", service_port, REFUSED)
+    )
     return f"""
 apiVersion: v1
 kind: Secret
@@ -56,28 +72,7 @@ stringData:
   ca.crt: |
 {ca}
 ---
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: hello, namespace: default}}
-spec:
-  gcp: {{host: "localhost:{service_port}"}}
-  sslConfig: {{secretRef: {{name: service-ca, namespace: default}}}}
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: orders, namespace: default}}
-spec:
-  gcp: {{host: "localhost:{service_port}", audience: "{CUSTOM}"}}
-  sslConfig: {{secretRef: {{name: service-ca, namespace: default}}}}
----
-apiVersion: gw.vendor.io/v1
-kind: Upstream
-metadata: {{name: refused, namespace: default}}
-spec:
-  gcp: {{host: "localhost:{service_port}", audience: "{REFUSED}"}}
-  sslConfig: {{secretRef: {{name: service-ca, namespace: default}}}}
----
-apiVersion: gw.vendor.io/v1
+{upstreams}apiVersion: gw.vendor.io/v1
 kind: Upstream
 metadata: {{name: plain, namespace: default}}
 spec:

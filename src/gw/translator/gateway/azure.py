@@ -27,6 +27,7 @@ from gw import api
 from gw.api.azure import AzureFunctionSpec, AzureUpstreamSpec
 from gw.api.functions import DestinationSpec
 from gw.translator import ir
+from gw.translator.gateway.secrets import resolve_secret
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -84,11 +85,11 @@ def api_keys(
     if spec is None or spec.secret_ref is None:
         return None
     field = "spec.azure.secretRef"
-    secret = refs.resolve(api.Secret, spec.secret_ref, referrer=upstream.key, field=field)
-    key = refs.key(api.Secret, spec.secret_ref, upstream.key)
+    missing = "azure secrets for ref {where} not found"
+    secret, key = resolve_secret(
+        spec.secret_ref, upstream.key, field, refs, report, missing=missing
+    )
     if secret is None:
-        if report is not None and not refs.exists(key):
-            report.error(field, f"azure secrets for ref {key.namespace}.{key.name} not found")
         return None
     keys = _parsed_keys(secret.value(SECRET_KEY))
     if keys is None and report is not None:
