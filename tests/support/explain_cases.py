@@ -2,13 +2,14 @@
 prediction with what Envoy did.
 
 `rewrite()` changes a case's manifests only where the test machine needs it: every upstream
-host becomes one of the test's echo servers on loopback (or the rate-limit server, or a key
-set server, for the upstreams Settings and JWT providers name), orchestrator addresses become
-loopback, Gateways listen on free loopback ports, JWT providers' local keys become the
-test's public key (only keys gw accepts: a broken key stays broken), and every virtual host
-adds `x-gw-route: %ROUTE_NAME%` and `x-gw-cluster: %UPSTREAM_CLUSTER%` to its responses,
-which is how Envoy says which route and cluster it chose (also on its own 503 `no healthy
-upstream`). Nothing that decides matching, filters or statuses is touched.
+host (a `gcp` one's too) becomes one of the test's echo servers on loopback (or the
+rate-limit server, or a key set server, for the upstreams Settings and JWT providers name),
+orchestrator addresses become loopback, Gateways listen on free loopback ports, JWT
+providers' local keys become the test's public key (only keys gw accepts: a broken key stays
+broken), and every virtual host adds `x-gw-route: %ROUTE_NAME%` and
+`x-gw-cluster: %UPSTREAM_CLUSTER%` to its responses, which is how Envoy says which route and
+cluster it chose (also on its own 503 `no healthy upstream`). Nothing that decides matching,
+filters or statuses is touched.
 
 Upstreams whose endpoints are host names on the internet (an AWS Lambda region's endpoint)
 cannot be pointed at loopback without changing what is tested, and cannot be reached from
@@ -76,6 +77,8 @@ def rewrite(text: str, rw: Rewrite) -> str:
                 if isinstance(host, dict):
                     host["addr"] = "127.0.0.1" if is_ip(str(host.get("addr"))) else "localhost"
                     host["port"] = port
+            if isinstance(spec.get("gcp"), dict) and spec["gcp"].get("host"):
+                spec["gcp"]["host"] = f"localhost:{port}"  # a service that resolves here
         elif kind in ("Endpoints", "Pod", "Service"):
             _loopback(doc, rw.echo_ports[0])
         elif kind == "Gateway":

@@ -20,6 +20,7 @@ from gw.explain.explanation import Destination, Outcome
 from gw.explain.paths import PreparedPath
 from gw.explain.request import Request
 from gw.explain.served import Served
+from gw.translator.envoy.azure import SECRET_HEADERS
 from gw.translator.regex import compile_like_envoy
 
 _REDIRECT_CODES = {
@@ -188,9 +189,15 @@ def header_changes(route: rc_pb2.Route, vhost: rc_pb2.VirtualHost) -> tuple[str,
     out = []
     for where, holder in (("route", route), ("virtual host", vhost)):
         for option in holder.request_headers_to_add:
-            out.append(f"{where}: request header {option.header.key}: {option.header.value}")
+            value = _shown(option.header.key, option.header.value)
+            out.append(f"{where}: request header {option.header.key}: {value}")
         out += [f"{where}: removes request header {h}" for h in holder.request_headers_to_remove]
         for option in holder.response_headers_to_add:
             out.append(f"{where}: response header {option.header.key}: {option.header.value}")
         out += [f"{where}: removes response header {h}" for h in holder.response_headers_to_remove]
     return tuple(out)
+
+
+def _shown(name: str, value: str) -> str:
+    """A header's value, unless it is a secret (an Azure function key)."""
+    return "<redacted>" if name.lower() in SECRET_HEADERS else value

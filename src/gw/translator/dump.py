@@ -14,13 +14,15 @@ from google.protobuf.message import Message
 from gw.api.status import Status
 from gw.translator import ir
 from gw.translator.envoy import Xds, protos
+from gw.translator.envoy.azure import SECRET_HEADERS
 
 REDACTED = "<redacted>"
 #: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
 #: salts and hashes, API key digests and the secret values copied into headers; AWS
-#: credentials).
+#: credentials; Azure function keys).
 _SECRET_FIELDS = frozenset(
     {
+        "function_key",
         "private_key",
         "client_secret",
         "password",
@@ -81,6 +83,8 @@ def short_type(type_url: str) -> str:
 
 def redact(data: Any) -> Any:
     if isinstance(data, dict):
+        if str(data.get("key", "")).lower() in SECRET_HEADERS and "value" in data:
+            data = {**data, "value": REDACTED}
         return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]

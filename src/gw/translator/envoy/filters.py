@@ -25,6 +25,7 @@ from gw.translator.envoy import names, transform, transform_script
 from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.gcp import GcpAuthnFilter
 from gw.translator.envoy.grpc_json import GrpcJsonFilter
 from gw.translator.envoy.grpc_web import GrpcWebFilter
 from gw.translator.envoy.gzip import GzipFilter
@@ -85,11 +86,11 @@ class Router:
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
 #: early global rate limit, jwt_authn before extauth, ext_authz, jwt_authn after extauth
-#: (the default stage), rbac, regular transformation, global rate limit, AWS Lambda (it
-#: turns the request into an invocation), router. Each transformation stage is two header
-#: filters (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: (the default stage), rbac, regular transformation, global rate limit, GCP identity
+#: tokens, AWS Lambda (it turns the request into an invocation), router. Each
+#: transformation stage is two header filters (`envoy/transform.py`) and a Lua filter
+#: (`envoy/transform_script.py`). The early global limit holds `rateLimitEarlyConfigs`,
+#: and `rateLimitConfigs` with `rateLimitBeforeAuth`.
 #: A Gateway's own filters: its health check first (a probe needs neither a route nor
 #: credentials), compression next (so that it is last on the way back), gRPC-Web after
 #: authorization and the gRPC-JSON transcoder after the rate limits (the established
@@ -111,6 +112,7 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     transform_script.REGULAR,
     GlobalRateLimitFilter("regular"),
     GrpcJsonFilter(),
+    GcpAuthnFilter(),
     AwsLambdaFilter(),
     StatefulSessionFilter(),
     Router(),

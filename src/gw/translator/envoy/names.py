@@ -80,6 +80,7 @@ RESERVED_CLUSTERS = frozenset(
     {
         defaults.XDS_CLUSTER,
         defaults.PROXY_ADMIN_CLUSTER,
+        defaults.GCP_METADATA_CLUSTER,
         EXTAUTH_SERVER_MISSING,
         RATELIMIT_SERVER_MISSING,
         *LEGACY_INTERNAL_CLUSTERS,

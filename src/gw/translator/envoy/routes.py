@@ -13,6 +13,7 @@ from google.protobuf import duration_pb2, wrappers_pb2
 from gw.translator import ir
 from gw.translator.envoy import tls
 from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
+from gw.translator.envoy.azure import add_function_call
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
@@ -93,6 +94,8 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     else:
         out.redirect.CopyFrom(_redirect(action))
     add_header_manipulation(out, route.headers)
+    if isinstance(action, ir.Forward):
+        add_function_call(out, action)
     if (span := span_name(vhost, route)) is not None:
         out.decorator.operation = span
     for http_filter in HTTP_FILTERS:
@@ -189,7 +192,20 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.host_rewrite_literal = action.host_rewrite
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    else:
+        _cluster_host_rewrites(out, action)
     return out
+
+
+def _cluster_host_rewrites(out: rc_pb2.RouteAction, action: ir.Forward) -> None:
+    """The Host each cluster's service needs, when the route rewrites none itself."""
+    if len(action.clusters) == 1:
+        if action.clusters[0].host_rewrite is not None:
+            out.host_rewrite_literal = action.clusters[0].host_rewrite
+        return
+    for weight, target in zip(out.weighted_clusters.clusters, action.clusters, strict=True):
+        if target.host_rewrite is not None:
+            weight.host_rewrite_literal = target.host_rewrite
 
 
 def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.ClusterWeight:

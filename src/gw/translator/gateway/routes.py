@@ -15,6 +15,7 @@ from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
+from gw.translator.gateway.azure import check_function_route
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import refine_destination
@@ -276,6 +277,8 @@ class RouteBuilder:
             return None
         if not clusters:  # an upstream group that does not exist (warned)
             return ir.DirectResponse(status=503)
+        if not check_function_route(clusters, options.prefix_rewrite, field, self.report):
+            return None
         return ir.Forward(
             clusters=clusters,
             prefix_rewrite=options.prefix_rewrite or None,

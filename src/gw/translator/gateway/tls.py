@@ -112,6 +112,16 @@ def _termination(
             "a root_ca must be provided if verify_subject_alt_name is not empty: "
             "add ca.crt to the TLS secret",
         )
+    # oneWayTls is server-only TLS, as in the established gateway: clients are not asked
+    # for a certificate, so the CA and the names to check have nothing to verify.
+    checks_clients = has_ca and not ssl.one_way_tls
+    if ssl.one_way_tls and ssl.verify_subject_alt_name and has_ca:
+        report.warning(
+            f"{FIELD}.verifySubjectAltName",
+            "no effect with oneWayTls: true: clients are not asked for a certificate, so "
+            "there are no names to check; set oneWayTls: false to require client "
+            "certificates with these names, or remove verifySubjectAltName",
+        )
     for i, protocol in enumerate(ssl.alpn_protocols):
         if not 0 < len(protocol.encode()) < 256:
             report.error(f"{FIELD}.alpnProtocols[{i}]", "an ALPN protocol name has 1 to 255 bytes")
@@ -128,11 +138,11 @@ def _termination(
     return ir.TlsTermination(
         server_names=server_names,
         secret=secret.name,
-        validate_clients=has_ca,
         # The established default: a secret with ca.crt means client certificates are
-        # required, unless oneWayTls says they are only checked when offered.
-        require_client_certificate=has_ca and not ssl.one_way_tls,
-        verify_subject_alt_names=tuple(ssl.verify_subject_alt_name),
+        # required (mutual TLS), unless oneWayTls turns them off.
+        validate_clients=checks_clients,
+        require_client_certificate=checks_clients,
+        verify_subject_alt_names=tuple(ssl.verify_subject_alt_name) if checks_clients else (),
         alpn_protocols=_alpn(ssl.alpn_protocols),
         minimum_version=minimum,
         maximum_version=maximum,

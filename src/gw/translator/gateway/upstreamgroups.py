@@ -69,6 +69,13 @@ def group_clusters(
     if ok and (total := sum(w.weight for w in destinations)) > MAX_TOTAL_WEIGHT:
         report.error("spec.destinations", weights_too_large(total))
         ok = False
+    if ok and len(out) > 1 and any(t.path_rewrite for t in out):
+        report.error(
+            "spec.destinations",
+            "an azure function (destinationSpec.azure) can only be a route's one destination "
+            "in gw: Envoy rewrites the path per route, not per weighted destination",
+        )
+        ok = False
     return tuple(out) if ok and out else None
 
 

@@ -61,6 +61,17 @@ class WeightedCluster:
     subset: tuple[tuple[str, str], ...] | None = None
     #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
     aws_lambda: LambdaInvocation | None = None
+    #: The Host the cluster's service needs (a cloud service that routes by Host); the
+    #: route's own host rewrite wins over it.
+    host_rewrite: str | None = None
+    #: The cluster is a Google Cloud service: the request gets its identity token
+    #: (`Cluster.gcp_audience`) on the way.
+    gcp_identity_token: bool | None = None
+    #: The path the request is sent with (its query kept): an Azure function's
+    #: `/api/<name>`. Only ever on a route's one cluster: Envoy rewrites paths per route.
+    path_rewrite: str | None = None
+    #: The Azure Functions key the request carries (`x-functions-key`).
+    function_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
