@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
+from gw.api.http_listener_option import HttpListenerOption
+from gw.api.matchable import MatchableHttpGateway, MatchableTcpGateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
@@ -33,7 +35,10 @@ __all__ = [
     "AuthConfig",
     "Endpoints",
     "Gateway",
+    "HttpListenerOption",
     "ManifestError",
+    "MatchableHttpGateway",
+    "MatchableTcpGateway",
     "Metadata",
     "Model",
     "Pod",
@@ -61,11 +66,14 @@ __all__ = [
 KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Gateway,
+    MatchableHttpGateway,
+    MatchableTcpGateway,
     RouteTable,
     Upstream,
     UpstreamGroup,
     VirtualHostOption,
     RouteOption,
+    HttpListenerOption,
     AuthConfig,
     RateLimitConfig,
     Settings,

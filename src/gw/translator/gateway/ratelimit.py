@@ -88,6 +88,13 @@ class RateLimitResolver:
         return built[1] if built is not None else ()
 
 
+def build_local_limit(
+    local: LocalRateLimit, field: str, report: ResourceReport
+) -> ir.LocalLimit | None:
+    """A token bucket Envoy accepts, or None after reporting why not (`field`: where)."""
+    return _local(local, field, report)
+
+
 def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
     ok = True
     if local.max_tokens < 1:

@@ -33,12 +33,15 @@ from gw.translator.ir.jwt import (
     TokenHeader,
 )
 from gw.translator.ir.listeners import (
+    ChainMatch,
     ConnectionLimit,
     Listener,
     ListenerOptions,
+    MatchedListener,
     ProxyProtocol,
     ProxyProtocolRule,
     SocketOption,
+    TcpListener,
 )
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
@@ -63,6 +66,7 @@ from gw.translator.ir.routes import (
 )
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.source import SourceRef
+from gw.translator.ir.tcp import TcpHost, TcpProxySettings, TcpTunnel
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -113,6 +117,7 @@ __all__ = [
     "Action",
     "Branch",
     "Call",
+    "ChainMatch",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
@@ -142,6 +147,7 @@ __all__ = [
     "Literal",
     "LocalLimit",
     "MatchHeader",
+    "MatchedListener",
     "MergedKey",
     "MetadataValue",
     "Op",
@@ -171,6 +177,10 @@ __all__ = [
     "SocketOption",
     "SourceRef",
     "StagedTransformations",
+    "TcpHost",
+    "TcpListener",
+    "TcpProxySettings",
+    "TcpTunnel",
     "TemplateExtractor",
     "TemplateTransformation",
     "Text",

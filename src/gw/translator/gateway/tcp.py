@@ -1,0 +1,341 @@
+"""`tcpGateway` → `ir.TcpListener`: TCP hosts, each a filter chain of its listener.
+
+A host is plain (no `sslConfig`: any connection), TLS passed through (`sslConfig` with
+`sniDomains` and no secret: the upstream terminates TLS and the client sees its
+certificate), or TLS terminated (`sslConfig.secretRef`, chosen by `sniDomains` or, without
+them, for any SNI), as the established gateway does. Its destination is one upstream or
+service, several by weight, an UpstreamGroup, or the cluster the client's SNI names
+(`forwardSniClusterName`). A destination that does not exist only warns (`TcpHost Warning:
+InvalidDestinationWarning`), and the host closes its connections until it exists.
+
+Everything Envoy would refuse is reported here instead: two hosts taking the same
+connections (the same SNI name, or both any connection), a bad secret, an empty gateway,
+settings out of Envoy's range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from gw import api
+from gw.api import ResourceKey, ResourceRef
+from gw.api.tcp import TcpAction, TcpGateway, TcpHost, TcpListenerOptions, TcpProxySettings
+from gw.api.tls import SslConfig
+from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, MultiDestination
+from gw.snapshot import Snapshot
+from gw.translator import ir
+from gw.translator.envoy.names import reserved_cluster_problem
+from gw.translator.gateway.hcm import checked_ms
+from gw.translator.gateway.headers import headers_to_add
+from gw.translator.gateway.listener_options import build_connection_limit
+from gw.translator.gateway.orch import resolve_service_destination, service_cluster
+from gw.translator.gateway.ratelimit import build_local_limit
+from gw.translator.gateway.tls import ANY_SNI, build_termination, sni_names
+from gw.translator.gateway.upstreamgroups import group_clusters
+from gw.translator.gateway.upstreams import cluster_name
+from gw.translator.refs import Refs
+from gw.translator.reports import ResourceReport
+
+#: What a TCP gateway adds to the Proxy besides its listener: TLS secrets, the clusters of
+#: services its hosts address directly.
+Extras = tuple[tuple[ir.TlsSecret, ...], tuple[ir.Cluster, ...]]
+
+
+@dataclasses.dataclass(slots=True)
+class TcpContext:
+    """Where a TCP gateway is (`field` of `owner`) and what building it reads."""
+
+    owner: ResourceKey
+    field: str
+    snapshot: Snapshot
+    refs: Refs
+    report: ResourceReport
+    now: float | None
+    secrets: list[ir.TlsSecret] = dataclasses.field(default_factory=list)
+    clusters: dict[str, ir.Cluster] = dataclasses.field(default_factory=dict)
+
+
+def build_tcp_listener(
+    gateway: TcpGateway, context: TcpContext, default_names: Sequence[str] = ()
+) -> ir.TcpListener | None:
+    """The TCP part of a listener, or None after reporting errors. `default_names`: the SNI
+    names of a hybrid gateway's matcher, for the hosts that name none themselves."""
+    report, field = context.report, context.field
+    errors = len(report.errors)
+    if not gateway.tcp_hosts:
+        report.error(
+            f"{field}.tcpHosts",
+            "a tcpGateway needs at least one tcpHost: a listener without one takes no connection",
+        )
+    hosts = [
+        _host(host, f"{field}.tcpHosts[{i}]", context, tuple(default_names))
+        for i, host in enumerate(gateway.tcp_hosts)
+    ]
+    _check_names(gateway.tcp_hosts, field, report)
+    _check_claims(hosts, field, report)
+    options = gateway.options or TcpListenerOptions()
+    where = f"{field}.options"
+    settings = _settings(options.tcp_proxy_settings, f"{where}.tcpProxySettings", report)
+    limit = options.connection_limit
+    local = options.local_ratelimit
+    built = ir.TcpListener(
+        hosts=tuple(h for h in hosts if h is not None),
+        settings=settings,
+        connection_limit=(
+            build_connection_limit(limit, report, f"{where}.connectionLimit") if limit else None
+        ),
+        local_ratelimit=(
+            build_local_limit(local, f"{where}.localRatelimit", report) if local else None
+        ),
+    )
+    return built if len(report.errors) == errors else None
+
+
+def host_claims(host: ir.TcpHost) -> tuple[str, ...]:
+    """The SNI names whose connections a host takes (`*`: any)."""
+    return host.server_names or (ANY_SNI,)
+
+
+def _host(
+    host: TcpHost, field: str, context: TcpContext, default_names: tuple[str, ...]
+) -> ir.TcpHost | None:
+    report = context.report
+    errors = len(report.errors)
+    name = host.name or "(unnamed)"
+    clusters: tuple[ir.WeightedCluster, ...] = ()
+    forward_sni = False
+    if host.destination is None:
+        report.error(
+            f"{field}.destination", f"no destination type was specified for tcp host {name}"
+        )
+    else:
+        found = _destination(host.destination, f"{field}.destination", context)
+        if found is not None:
+            clusters, forward_sni = found, host.destination.forward_sni_cluster_name is not None
+    tls, names = _tls(host.ssl_config, f"{field}.sslConfig", context, default_names)
+    if len(report.errors) > errors:
+        return None
+    return ir.TcpHost(
+        name=host.name, clusters=clusters, forward_sni=forward_sni, tls=tls, server_names=names
+    )
+
+
+def _tls(
+    ssl: SslConfig | None, field: str, context: TcpContext, default_names: tuple[str, ...]
+) -> tuple[ir.TlsTermination | None, tuple[str, ...]]:
+    """(TLS termination or None, the SNI names selecting the host)."""
+    report = context.report
+    if ssl is None:
+        return None, default_names
+    own = sni_names(ssl.sni_domains, f"{field}.sniDomains", report)
+    if default_names and own:
+        outside = [n for n in own if n not in default_names]
+        if outside:
+            report.error(
+                f"{field}.sniDomains",
+                f"gateway has conflicting sni domains [{' '.join(outside)}]: the matcher's "
+                f"sslConfig.sniDomains [{' '.join(default_names)}] do not include them",
+            )
+    names = own or default_names
+    if ssl.secret_ref is None and ssl.ssl_files is None:
+        if not ssl.sni_domains:
+            report.error(
+                field,
+                "sslConfig needs secretRef (to terminate TLS) or sniDomains (to pass TLS "
+                "through to the upstream)",
+            )
+        _refuse_passthrough_fields(ssl, field, report)
+        return None, names
+    built = build_termination(
+        ssl, context.owner, (), context.snapshot, context.refs, report, context.now, field
+    )
+    if built is None:
+        return None, names
+    termination, secret = built
+    context.secrets.append(secret)
+    return dataclasses.replace(termination, server_names=names), names
+
+
+def _refuse_passthrough_fields(ssl: SslConfig, field: str, report: ResourceReport) -> None:
+    """A passed-through connection keeps its TLS untouched: TLS settings cannot apply."""
+    data = ssl.model_dump(by_alias=True, exclude_defaults=True)
+    for name in sorted(set(data) - {"sniDomains"}):
+        report.error(
+            f"{field}.{name}",
+            f"{name} has no effect: without secretRef the host passes TLS through to the "
+            "upstream, which terminates it; remove it or add secretRef",
+        )
+
+
+def _check_names(hosts: list[TcpHost], field: str, report: ResourceReport) -> None:
+    seen: dict[str, int] = {}
+    for i, host in enumerate(hosts):
+        if not host.name:
+            report.error(f"{field}.tcpHosts[{i}].name", "a tcp host needs a name")
+        elif host.name in seen:
+            report.error(
+                f"{field}.tcpHosts[{i}].name",
+                f"tcp host name {host.name} is also the name of tcpHosts[{seen[host.name]}]: "
+                "names must be unique within a gateway",
+            )
+        else:
+            seen[host.name] = i
+
+
+def _check_claims(hosts: list[ir.TcpHost | None], field: str, report: ResourceReport) -> None:
+    """Two hosts may not take the same connections (Envoy refuses such filter chains)."""
+    claimed: dict[str, int] = {}
+    for i, host in enumerate(hosts):
+        if host is None:
+            continue
+        for name in host_claims(host):
+            if name in claimed:
+                what = "every connection" if name == ANY_SNI else f"the SNI name {name}"
+                report.error(
+                    f"{field}.tcpHosts[{i}]",
+                    f"tcpHosts[{claimed[name]}] already takes {what}: give each host its own "
+                    "sslConfig.sniDomains",
+                )
+            else:
+                claimed[name] = i
+
+
+def _destination(
+    action: TcpAction, field: str, context: TcpContext
+) -> tuple[ir.WeightedCluster, ...] | None:
+    """The host's clusters (() for `forwardSniClusterName` or a missing group), or None."""
+    kinds = [
+        k
+        for k in ("single", "multi", "upstream_group", "forward_sni_cluster_name")
+        if getattr(action, k) is not None
+    ]
+    if len(kinds) != 1:
+        context.report.error(
+            field,
+            "a tcp host destination needs exactly one of single, multi, upstreamGroup or "
+            "forwardSniClusterName",
+        )
+        return None
+    if action.single is not None:
+        target = _single(action.single, f"{field}.single", context)
+        return None if target is None else (target,)
+    if action.multi is not None:
+        return _multi(action.multi, f"{field}.multi", context)
+    if action.upstream_group is not None:
+        return _group(action.upstream_group, f"{field}.upstreamGroup", context)
+    if action.forward_sni_cluster_name:
+        context.report.error(f"{field}.forwardSniClusterName", "takes no fields: write {}")
+        return None
+    return ()
+
+
+def _single(dest: Destination, field: str, context: TcpContext) -> ir.WeightedCluster | None:
+    report, refs, owner = context.report, context.refs, context.owner
+    if (dest.upstream is None) == (dest.orch is None):
+        report.error(field, "a destination needs exactly one of upstream or orch")
+        return None
+    if dest.orch is not None:
+        target = resolve_service_destination(
+            dest.orch, refs=refs, referrer=owner, field=f"{field}.orch", report=report
+        )
+        if target is not None and target.service is not None:
+            context.clusters[target.cluster] = service_cluster(target.cluster, target.service)
+            target = dataclasses.replace(target, service=None)
+        return target
+    assert dest.upstream is not None
+    key = refs.key(api.Upstream, dest.upstream, owner)
+    found = refs.resolve(api.Upstream, dest.upstream, referrer=owner, field=f"{field}.upstream")
+    cluster = cluster_name(key.name, key.namespace)
+    if (reserved := reserved_cluster_problem(cluster)) is not None:
+        report.error(f"{field}.upstream", reserved)
+        return None
+    if found is None and not refs.exists(key):
+        report.warning(f"{field}.upstream", _not_found("Upstream", key))
+    return ir.WeightedCluster(cluster=cluster)
+
+
+def _multi(
+    multi: MultiDestination, field: str, context: TcpContext
+) -> tuple[ir.WeightedCluster, ...] | None:
+    report = context.report
+    dests = multi.destinations
+    if not any(d.weight > 0 for d in dests):
+        report.error(f"{field}.destinations", "at least one destination needs a weight above 0")
+        return None
+    if (total := sum(d.weight for d in dests)) > MAX_TOTAL_WEIGHT:
+        report.error(
+            f"{field}.destinations",
+            f"the weights add up to {total}; their sum must not exceed {MAX_TOTAL_WEIGHT}",
+        )
+        return None
+    out = []
+    for i, d in enumerate(dests):
+        where = f"{field}.destinations[{i}]"
+        if d.options is not None:
+            report.error(
+                f"{where}.options",
+                "destination options (transformations) act on HTTP requests; a tcp host "
+                "proxies bytes: remove them",
+            )
+        target = _single(d.destination, f"{where}.destination", context)
+        if target is not None and d.weight > 0:
+            out.append(dataclasses.replace(target, weight=d.weight))
+    return tuple(out) if len(out) == sum(1 for d in dests if d.weight > 0) else None
+
+
+def _group(
+    ref: ResourceRef, field: str, context: TcpContext
+) -> tuple[ir.WeightedCluster, ...] | None:
+    refs, owner = context.refs, context.owner
+    group = refs.resolve(api.UpstreamGroup, ref, referrer=owner, field=field)
+    if group is None:
+        key = refs.key(api.UpstreamGroup, ref, owner)
+        if not refs.exists(key):
+            context.report.warning(field, _not_found("UpstreamGroup", key))
+        return ()
+    # The group's own faults are on its status (and reject this gateway through the ref).
+    found = group_clusters(group, refs, ResourceReport())
+    if found is None:
+        return ()
+    for target in found:
+        if target.service is not None:
+            context.clusters[target.cluster] = service_cluster(target.cluster, target.service)
+    return tuple(dataclasses.replace(t, service=None) for t in found)
+
+
+def _not_found(kind: str, key: ResourceKey) -> str:
+    return (
+        f"TcpHost Warning: InvalidDestinationWarning. Reason: *v1.{kind} "
+        f"{{ {key.namespace}.{key.name} }} not found"
+    )
+
+
+def _settings(
+    settings: TcpProxySettings | None, field: str, report: ResourceReport
+) -> ir.TcpProxySettings:
+    if settings is None:
+        return ir.TcpProxySettings()
+    attempts = settings.max_connect_attempts
+    if attempts is not None and attempts < 1:
+        report.error(f"{field}.maxConnectAttempts", "must be at least 1")
+    idle = settings.idle_timeout
+    flush = settings.access_log_flush_interval
+    flush_ms = checked_ms(flush, f"{field}.accessLogFlushInterval", report) if flush else None
+    if flush_ms is not None and flush_ms < 1:
+        report.error(
+            f"{field}.accessLogFlushInterval", "access log flush interval must have minimum of 1ms"
+        )
+    tunnel = None
+    if (config := settings.tunneling_config) is not None:
+        where = f"{field}.tunnelingConfig"
+        if not config.hostname:
+            report.error(f"{where}.hostname", "the host name to send in CONNECT is required")
+        headers = headers_to_add(config.headers_to_add, f"{where}.headersToAdd", report)
+        tunnel = ir.TcpTunnel(hostname=config.hostname, headers=headers)
+    return ir.TcpProxySettings(
+        max_connect_attempts=attempts,
+        idle_timeout_ms=checked_ms(idle, f"{field}.idleTimeout", report) if idle else None,
+        access_log_flush_interval_ms=flush_ms,
+        tunnel=tunnel,
+    )
