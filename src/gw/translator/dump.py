@@ -26,9 +26,17 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
     if not data.get("rate_limit_configs"):
         data.pop("rate_limit_configs", None)
     for listener in data.get("listeners", []):
-        if not listener.get("matched"):
-            listener.pop("matched", None)  # only hybrid listeners have parts
+        _drop_no_parts(listener)
     return data
+
+
+def _drop_no_parts(listener: dict[str, Any]) -> None:
+    """Only hybrid listeners have parts: the others' dumps stay as they were."""
+    if not listener.get("matched"):
+        listener.pop("matched", None)
+    for part in listener.get("matched", []):
+        if part.get("http") is not None:
+            _drop_no_parts(part["http"])
 
 
 def message_to_data(message: Message) -> dict[str, Any]:

@@ -84,16 +84,16 @@ def _layer4_chains(
     if listener.tcp is not None:
         return tcp_filter_chains(listener.name, listener.tcp)
     chains = []
-    for index, part in enumerate(listener.matched):
+    for part in listener.matched:
         if part.http is not None:
             found = _http_chains(part.http, server_headers)
-            name = part.http.name
         else:
             assert part.tcp is not None
-            name = f"{listener.name}-{index}"
-            found = tcp_filter_chains(name, part.tcp)
+            found = tcp_filter_chains(part.name, part.tcp)
         for chain in found:
-            chain.name = f"{name}/{chain.name}" if chain.name else name
+            chain.name = f"{part.name}/{chain.name}" if chain.name else part.name
+            if not part.match.source_ranges:
+                continue
             chain.filter_chain_match.source_prefix_ranges.extend(
                 address_pb2.CidrRange(
                     address_prefix=address, prefix_len=wrappers_pb2.UInt32Value(value=length)

@@ -7,11 +7,8 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
 its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
 carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
-which the built-in gateways get too) and accepts connections (`listener_options.py`). A
-`tcpGateway` proxies TCP instead (`tcp.py`); a `hybridGateway` splits its connections
-between HTTP and TCP parts by matcher (`hybrid.py`, `matchable.py`), each HTTP part built
-here as a gateway of its own. An HttpListenerOption that targets a Gateway
-(`http_listener_option.py`) gives its HTTP listener options under the Gateway's own.
+which the built-in gateways get too) and accepts connections (`listener_options.py`); TCP
+and hybrid gateways are `layer4.py`'s, HttpListenerOptions `http_listener_option.py`'s.
 
 A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
 VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
@@ -21,14 +18,13 @@ accepted version, like every other kind.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gw import api
 from gw.api import ResourceKey
 from gw.api.delegation import SelectorExpression
-from gw.api.gateway import DEFAULT_PROXY, GatewaySpec
+from gw.api.gateway import DEFAULT_PROXY
 from gw.api.http_gateway import HttpGateway
 from gw.api.http_listener_options import NOT_BUILT, HttpListenerOptions
 from gw.snapshot import Snapshot
@@ -36,11 +32,17 @@ from gw.translator import ir
 from gw.translator.gateway import http_listener_option
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.hcm import build_http_settings
-from gw.translator.gateway.hybrid import HybridContext, MatchedSection, build_hybrid, build_section
+from gw.translator.gateway.hybrid import MatchedSection
+from gw.translator.gateway.layer4 import (
+    GatewayBuild,
+    Layer4,
+    build_layer4,
+    check_unselected,
+    options_check,
+)
 from gw.translator.gateway.listener_options import build_listener_options
-from gw.translator.gateway.matchable import merge_fields, relocate, unselected_parts
+from gw.translator.gateway.matchable import merge_fields
 from gw.translator.gateway.selectors import expression_problem, matches
-from gw.translator.gateway.tcp import TcpContext, build_tcp_listener
 from gw.translator.gateway.upstreams import is_ip
 from gw.translator.options import Options
 from gw.translator.refs import Refs
@@ -127,21 +129,6 @@ def kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", name).lower()
 
 
-@dataclass(slots=True, kw_only=True)
-class GatewayBuild:
-    """What building the Gateways of one snapshot reads, and what it shares across them."""
-
-    snapshot: Snapshot
-    refs: Refs
-    reports: Reports
-    keep_empty: bool = False
-    now: float | None = None
-    #: The HttpListenerOption chosen for each Gateway (`http_listener_option.py`).
-    attached: dict[ResourceKey, HttpListenerOptions] = field(default_factory=dict)
-    #: The Matchable*Gateways some Gateway selected.
-    selected: set[ResourceKey] = field(default_factory=set)
-
-
 def build_gateways(
     snapshot: Snapshot,
     refs: Refs,
@@ -152,15 +139,16 @@ def build_gateways(
 ) -> dict[ResourceKey, Contribution]:
     """Each valid Gateway's listener (bad ones are reported and left out). Port clashes
     between gateways are found when they are chosen (`placement.choose_gateways`)."""
-    context = GatewayBuild(snapshot=snapshot, refs=refs, reports=reports, keep_empty=keep_empty)
-    context.now = now
-    context.attached = http_listener_option.attach(refs, reports, _options_check(context))
+    context = GatewayBuild(
+        snapshot=snapshot, refs=refs, reports=reports, keep_empty=keep_empty, now=now
+    )
+    context.attached = http_listener_option.attach(refs, reports, options_check(context, _build))
     out: dict[ResourceKey, Contribution] = {}
     for gateway in snapshot.of_kind(api.Gateway):
         built = _build(gateway, context)
         if built is not None:
             out[gateway.key] = built
-    _check_unselected(context)
+    check_unselected(context, _build)
     return out
 
 
@@ -174,29 +162,20 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
     if spec.route_options:
-        report.error(
-            "spec.routeOptions",
-            "routeOptions is not supported: not built yet; remove routeOptions (see "
-            "docs/gateways.md)",
-        )
+        report.error("spec.routeOptions", "routeOptions is not supported yet: remove it")
     proxies = _proxy_names(spec.proxy_names, report)
-    kinds = [k for k in (spec.http_gateway, spec.tcp_gateway, spec.hybrid_gateway) if k]
-    kinds += [k for k in (spec.tcp_gateway, spec.hybrid_gateway) if k is not None and not k]
-    if len(kinds) > 1:
-        report.error(
-            "spec", "a gateway has exactly one of httpGateway, tcpGateway or hybridGateway"
-        )
+    if sum(t is not None for t in (spec.http_gateway, spec.tcp_gateway, spec.hybrid_gateway)) > 1:
+        report.error("spec", "a gateway has one of httpGateway, tcpGateway or hybridGateway")
         return None
     http = spec.http_gateway
-    if spec.tcp_gateway is not None or spec.hybrid_gateway is not None:
-        return _layer4(gateway, proxies, context) if len(report.errors) == errors else None
+    if http is None and (spec.tcp_gateway is not None or spec.hybrid_gateway is not None):
+        built = build_layer4(gateway, context, _build) if len(report.errors) == errors else None
+        return _layer4(gateway, proxies, built)
     if http is None:
         report.error("spec", "invalid gateway: gateway must contain gatewayType")
         return None
     if (attached := context.attached.get(gateway.key)) is not None:
-        http = http.model_copy(
-            update={"options": merge_fields(http.options, attached, parent_wins=False)}
-        )
+        http = http.model_copy(update={"options": merge_fields(http.options, attached)})
         spec = spec.model_copy(update={"http_gateway": http})
     _refuse_unbuilt_options(http.options, report)
     settings = build_http_settings(
@@ -226,137 +205,24 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
 
 
 def _layer4(
-    gateway: api.Gateway, proxies: tuple[str, ...], context: GatewayBuild
+    gateway: api.Gateway, proxies: tuple[str, ...], built: Layer4 | None
 ) -> Contribution | None:
-    """A `tcpGateway`'s or a `hybridGateway`'s listener, with the secrets of the TLS it
-    terminates and the clusters of the services it addresses directly."""
-    spec, meta = gateway.spec, gateway.metadata
-    report = context.reports.of(gateway.key)
-    errors = len(report.errors)
-    if spec.ssl:
-        which = "tcpHosts" if spec.tcp_gateway is not None else "matchers"
-        report.warning("spec.ssl", f"ignored: the sslConfig of its {which} says what is TLS")
-    listener_options = build_listener_options(spec, report)
-    tcp = TcpContext(
-        owner=gateway.key,
-        field="spec.tcpGateway",
-        snapshot=context.snapshot,
-        refs=context.refs,
-        report=report,
-        now=context.now,
-    )
-    role = f"{meta.namespace}.{meta.name}"
-    name = f"listener-{spec.bind_address}-{spec.bind_port}"
-    tcp_listener, matched = None, None
-    if spec.tcp_gateway is not None:
-        tcp_listener = build_tcp_listener(spec.tcp_gateway, tcp)
-    else:
-        hybrid = _hybrid_context(gateway, tcp, name, role, context)
-        matched = build_hybrid(gateway, hybrid)
-    if len(report.errors) > errors or (tcp_listener is None and not matched):
+    """A `tcpGateway`'s or a `hybridGateway`'s listener, with its secrets and clusters."""
+    if built is None:
         return None
+    spec, meta = gateway.spec, gateway.metadata
     listener = GatewayListener(
-        role=role,
+        role=f"{meta.namespace}.{meta.name}",
         source=ir.SourceRef(kind=api.Gateway.KIND, namespace=meta.namespace, name=meta.name),
         address=spec.bind_address,
         port=spec.bind_port,
         ssl=False,
         proxies=proxies,
-        options=listener_options or ir.ListenerOptions(),
-        tcp=tcp_listener,
-        matched=matched or (),
+        options=built.options,
+        tcp=built.tcp,
+        matched=built.matched,
     )
-    return Contribution(
-        gateways=(listener,), secrets=tuple(tcp.secrets), clusters=tuple(tcp.clusters.values())
-    )
-
-
-def _hybrid_context(
-    gateway: api.Gateway, tcp: TcpContext, name: str, role: str, context: GatewayBuild
-) -> HybridContext:
-    """Each HTTP part is built as a Gateway of its own holding only that `httpGateway`
-    (with the HttpListenerOption attached to the Gateway), its findings moved to where the
-    part is written, its references made by the resource that holds it."""
-    attached = context.attached.get(gateway.key)
-
-    def http_part(
-        http: HttpGateway, ssl: bool, field: str, owner: ResourceKey, report: ResourceReport,
-        part_role: str,
-    ) -> GatewayListener | None:  # fmt: skip
-        if attached is not None:
-            http = http.model_copy(
-                update={"options": merge_fields(http.options, attached, parent_wins=False)}
-            )
-        spec = GatewaySpec(bind_port=gateway.spec.bind_port, ssl=ssl, http_gateway=http)
-        built = _scoped(gateway.model_copy(update={"spec": spec}), owner, field, report, context)
-        if built is None:
-            return None
-        return dataclasses.replace(built.gateways[0], role=part_role, source=None)
-
-    return HybridContext(
-        tcp=tcp,
-        reports=context.reports,
-        listener_name=name,
-        role=role,
-        http_part=http_part,
-        selected=context.selected,
-    )
-
-
-def _scoped(
-    gateway: api.Gateway,
-    owner: ResourceKey,
-    field: str,
-    report: ResourceReport,
-    context: GatewayBuild,
-) -> Contribution | None:
-    """`gateway` (an `httpGateway` alone) built apart: its findings under `field` of
-    `report`, its references made by `owner`."""
-    scratch = Reports()
-    refs = context.refs.scope()
-    scoped = dataclasses.replace(context, refs=refs, reports=scratch, attached={})
-    built = _build(gateway, scoped)
-    relocate(scratch.of(gateway.key), report, "spec.httpGateway", field)
-    for edge in refs.edges:
-        context.refs.link(owner, field + edge.field.removeprefix("spec.httpGateway"), edge.referent)
-    return built
-
-
-def _options_check(context: GatewayBuild) -> http_listener_option.Check:
-    """How an HttpListenerOption's `options` are checked: as the `httpGateway.options` of
-    a Gateway of its own, the findings under `spec.options`."""
-
-    def check(option: api.HttpListenerOption, report: ResourceReport) -> None:
-        spec = GatewaySpec(http_gateway=HttpGateway(options=option.spec.options))
-        gateway = api.Gateway(
-            api_version=api.Gateway.API_VERSION,
-            kind=api.Gateway.KIND,
-            metadata=option.metadata,
-            spec=spec,
-        )
-        _scoped(gateway, option.key, "spec", report, context)
-
-    return check
-
-
-def _check_unselected(context: GatewayBuild) -> None:
-    """The Matchable*Gateways no Gateway selected, built on their own for their statuses."""
-    tcp = TcpContext(
-        owner=ResourceKey("", "", ""),
-        field="spec.tcpGateway",
-        snapshot=context.snapshot,
-        refs=context.refs,
-        report=ResourceReport(),
-        now=context.now,
-    )
-    gateway = api.Gateway(
-        api_version=api.Gateway.API_VERSION,
-        kind=api.Gateway.KIND,
-        metadata=api.Metadata(name="unselected"),
-    )
-    hybrid = _hybrid_context(gateway, tcp, "unselected", "unselected", context)
-    for part in unselected_parts(context.refs, context.reports, context.selected):
-        build_section(part, hybrid)
+    return Contribution(gateways=(listener,), secrets=built.secrets, clusters=built.clusters)
 
 
 def _refuse_unbuilt_options(options: HttpListenerOptions | None, report: ResourceReport) -> None:

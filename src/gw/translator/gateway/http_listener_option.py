@@ -67,7 +67,9 @@ def attach(refs: Refs, reports: Reports, check: Check) -> dict[ResourceKey, Http
                 f"{chosen.namespace}.{chosen.name} takes precedence (one naming the listener "
                 "first, then the oldest)",
             )
-        refs.link(key, FIELD, chosen)
+        refs.link(key, FIELD, chosen)  # a rejected option rejects the Gateway through it
+        if reports.rejected(chosen):
+            continue
         if (chosen_options := options[chosen].spec.options) is not None:
             out[key] = chosen_options
     return out

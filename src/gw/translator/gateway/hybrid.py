@@ -113,7 +113,7 @@ def build_hybrid(gateway: api.Gateway, context: HybridContext) -> tuple[MatchedS
     sections = [s for s in built if s is not None]
     if delegated and hybrid.matched_gateways is None:
         context.selected.update(p.owner for p in parts if p is not None)
-        if not sections and len(report.errors) == errors:
+        if not any(parts) and len(report.errors) == errors:
             report.warning(FIELD, f"{EMPTY}: the delegated gateways select none")
     _check_conflicts(sections, report)
     return tuple(sections) if len(report.errors) == errors else None
@@ -229,20 +229,22 @@ def check_part_conflicts(
 def _reject_sharers(
     owners: Mapping[Claim, set[tuple[str, str | ResourceKey]]], reports: Reports
 ) -> None:
-    """Two virtual services of one part are `tls.check_sni_conflicts`' to report."""
+    """Each virtual service sharing a claim with another part is rejected; two of one part
+    are `tls.check_sni_conflicts`' to report."""
     for claim, sharing in sorted(owners.items(), key=str):
-        keys = sorted(k for _, k in sharing if isinstance(k, ResourceKey))
-        if len({label for label, _ in sharing}) < 2 or not keys:
-            continue
-        for key in keys:
+        for label, key in sorted(sharing, key=str):
+            if not isinstance(key, ResourceKey):
+                continue
             others = sorted(
                 o if isinstance(o, str) else f"virtual service {o.namespace}.{o.name}"
-                for _, o in sharing
-                if o != key
+                for other_label, o in sharing
+                if other_label != label
             )
+            if not others:
+                continue
             reports.of(key).error(
                 "spec.sslConfig.sniDomains",
-                f"gateway has conflicting sni domains [{claim[1]}]: {', '.join(others)} also "
-                f"take{'s' if len(others) == 1 else ''} {_describe(claim)} on its hybrid "
-                "gateway",
+                f"gateway has conflicting sni domains [{claim[1]}]: {', '.join(others)} "
+                f"{'takes' if len(others) == 1 else 'take'} {_describe(claim)} on the same "
+                "hybrid gateway; give it another SNI name, or the parts other source ranges",
             )

@@ -172,7 +172,7 @@ def _part(
     )
 
 
-def merge_fields(child: M | None, parent: M | None, *, parent_wins: bool) -> M | None:
+def merge_fields(child: M | None, parent: M | None, *, parent_wins: bool = False) -> M | None:
     """`child` with `parent`'s top-level fields where it sets none (or over its own when
     `parent_wins`)."""
     if parent is None or child is None:

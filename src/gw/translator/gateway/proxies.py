@@ -164,7 +164,11 @@ def _layer4_listener(
             )
         matched.append(
             ir.MatchedListener(
-                match=section.matched.match, http=http, tcp=section.tcp, source=section.source
+                name=section.name,
+                match=section.matched.match,
+                http=http,
+                tcp=section.tcp,
+                source=section.source,
             )
         )
     if g.tcp is None and not matched:

@@ -91,6 +91,9 @@ class MatchedListener:
     (`http`: a listener of its own for its virtual hosts, settings and route configuration
     names, never served by itself) or proxied over TCP (`tcp`)."""
 
+    #: Unique in its listener: its filter chains, statistics and route configurations are
+    #: named after it.
+    name: str
     match: ChainMatch
     http: Listener | None = None
     tcp: TcpListener | None = None
