@@ -21,6 +21,7 @@ from gw.cli import (
     debug,
     get,
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
+    get_matchable,  # noqa: F401 (adds `get matchablehttpgateway` and the like)
     get_options,  # noqa: F401 (adds `get virtualhostoption` and `get routeoption`)
     offline,
     proxy_cmd,

@@ -45,8 +45,15 @@ def build_listener(
     _apply_options(out, listener.options)
     if listener.tcp is not None or listener.matched:
         chains = _layer4_chains(listener, server_headers)
-        if any(c.filter_chain_match.server_names or c.HasField("transport_socket") for c in chains):
+        tls_chains = [
+            c.filter_chain_match.server_names or c.HasField("transport_socket") for c in chains
+        ]
+        if any(tls_chains):
             out.listener_filters.append(tls.tls_inspector())
+            # A client that sends nothing (the server speaks first) is no TLS client: after
+            # Envoy's wait for a ClientHello it goes to a plain chain rather than away.
+            if not all(tls_chains):
+                out.continue_on_listener_filters_timeout = True
         out.filter_chains.extend(chains)
         return out
     if tls.is_tls(listener):
