@@ -36,7 +36,7 @@ pytestmark = pytest.mark.e2e
 
 GATEWAY_CA = make_ca("gw tcp gateway CA")
 UPSTREAM_CA = make_ca("gw tcp upstream CA")
-PORTS = ("tcp", "weighted", "hybrid", "delegated", "options", "limited")
+PORTS = ("tcp", "weighted", "hybrid", "delegated", "options", "limited", "tunnel")
 
 
 class _LineEcho(socketserver.StreamRequestHandler):
@@ -66,11 +66,58 @@ class LineEcho(socketserver.ThreadingTCPServer):
         self.server_close()
 
 
+class _Connect(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        request = self.rfile.readline().decode().split()
+        headers = {}
+        for line in iter(self.rfile.readline, b"\r\n"):
+            name, _, value = line.decode().partition(":")
+            headers[name.strip().lower()] = value.strip()
+        self.server.seen.append((request, headers))  # type: ignore[attr-defined]
+        host, _, port = request[1].rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=5) as upstream:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n\r\n")
+            self.wfile.flush()
+            pipe = threading.Thread(target=_copy, args=(upstream, self.connection), daemon=True)
+            pipe.start()
+            _copy(self.connection, upstream, self.rfile)
+            pipe.join(5)
+
+
+def _copy(source: socket.socket, target: socket.socket, buffered: object = None) -> None:
+    reader = buffered.read1 if buffered is not None else source.recv  # type: ignore[attr-defined]
+    try:
+        while data := reader(65536):
+            target.sendall(data)
+        target.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+class ConnectProxy(socketserver.ThreadingTCPServer):
+    """An HTTP/1.1 CONNECT proxy: the destination of a tunnelling TCP host, recording the
+    requests it gets."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Connect)
+        self.port = self.server_address[1]
+        self.seen: list[tuple[list[str], dict[str, str]]] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
 @dataclass
 class Setup:
     gw: GwUp
     ports: dict[str, int]
     folder: Path
+    connect: ConnectProxy
 
 
 def talk(port: int, *, sni: str | None = None, trust: KeyPair | None = None) -> tuple[str, str]:
@@ -96,7 +143,7 @@ def common_name(certificate: x509.Certificate) -> str:
     return str(certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value)
 
 
-def manifests(ports: dict[str, int], echoes: dict[str, int], tls_echo: int) -> str:
+def manifests(ports: dict[str, int], echoes: dict[str, int], tls_echo: int, connect: int) -> str:
     upstreams = "".join(
         f"""---
 apiVersion: gw.vendor.io/v1
@@ -106,7 +153,7 @@ spec:
   static:
     hosts: [{{addr: 127.0.0.1, port: {port}}}]
 """
-        for name, port in [*echoes.items(), ("tls-echo", tls_echo)]
+        for name, port in [*echoes.items(), ("tls-echo", tls_echo), ("connect", connect)]
     )
     return (
         upstreams
@@ -162,6 +209,23 @@ spec:
     tcpHosts:
       - name: one
         destination: {{single: {{upstream: {{name: echo-a}}}}}}
+---
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {{name: tunnel, namespace: gw-system}}
+spec:
+  bindAddress: 127.0.0.1
+  bindPort: {ports["tunnel"]}
+  tcpGateway:
+    options:
+      tcpProxySettings:
+        tunnelingConfig:
+          hostname: 127.0.0.1:{echoes["echo-b"]}
+          headersToAdd:
+            - header: {{key: x-tunnel, value: gw}}
+    tcpHosts:
+      - name: through-proxy
+        destination: {{single: {{upstream: {{name: connect}}}}}}
 ---
 apiVersion: gateway.vendor.io/v1
 kind: Gateway
@@ -264,22 +328,24 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tls_args = ["--tls-cert", str(work / "tls.crt"), "--tls-key", str(work / "tls.key")]
     tls_echo = Echo(work, "tls-echo", *tls_args)
     echoes = {"echo-a": LineEcho("echo-a"), "echo-b": LineEcho("echo-b")}
+    connect = ConnectProxy()
     ports = {name: free_port() for name in PORTS}
     hosts = {"a": "a.tcp.test", "b": "b.tcp.test", "secure": "secure.hybrid.test"}
     secrets = "".join(
         "---\n" + tls_secret_yaml(f"{name}-tls", "gw-system", make_cert([host], GATEWAY_CA))
         for name, host in hosts.items()
     )
-    text = manifests(ports, {n: e.port for n, e in echoes.items()}, tls_echo.port)
+    text = manifests(ports, {n: e.port for n, e in echoes.items()}, tls_echo.port, connect.port)
     (folder / "gateways.yaml").write_text(text + secrets)
     try:
         gw = GwUp(folder, work / "home")
         try:
             wait_until(lambda: talk(ports["tcp"])[0] == "echo-a", what="the TCP listener")
-            yield Setup(gw=gw, ports=ports, folder=folder)
+            yield Setup(gw=gw, ports=ports, folder=folder, connect=connect)
         finally:
             gw.stop()
     finally:
+        connect.stop()
         tls_echo.stop()
         for echo in echoes.values():
             echo.stop()
@@ -400,3 +466,36 @@ def test_gwctl_lists_the_new_kinds(setup: Setup) -> None:
     assert selections["hybrid"] == "hybrid: 4 matched"
     proxies = parse_table(gwctl(setup.gw.home, "get", "proxy").stdout)
     assert "default_secure" in proxies[0]["VIRTUAL HOSTS"].split("\n")
+
+
+def test_tunneling_sends_the_stream_through_an_http_connect_proxy(setup: Setup) -> None:
+    assert talk(setup.ports["tunnel"]) == ("echo-b", "hello over tcp")
+    request, headers = setup.connect.seen[-1]
+    echo_b = request[1]
+    assert request[0] == "CONNECT" and echo_b.startswith("127.0.0.1:")
+    assert headers["x-tunnel"] == "gw"
+
+
+def test_gwctl_check_reports_a_rejected_matchable_gateway(setup: Setup) -> None:
+    broken = setup.folder / "broken.yaml"
+    broken.write_text(
+        """apiVersion: gateway.vendor.io/v1
+kind: MatchableTcpGateway
+metadata: {name: unfinished, namespace: gw-system}
+spec:
+  tcpGateway: {tcpHosts: []}
+"""
+    )
+    try:
+        setup.gw.wait_status("MatchableTcpGateway gw-system.unfinished", "Rejected")
+        result = gwctl(setup.gw.home, "check")
+        assert result.returncode == 1
+        assert "Checking MatchableTcpGateways... 1 Errors!" in result.stdout
+        assert (
+            "Found rejected matchable tcp gateway by 'gw-system': gw-system unfinished "
+            "(Reason: spec.tcpGateway.tcpHosts: a tcpGateway needs at least one tcpHost"
+        ) in result.stderr
+    finally:
+        broken.unlink()
+        wait_until(lambda: setup.gw.status("MatchableTcpGateway gw-system.unfinished") is None)
+    assert talk(setup.ports["tcp"]) == ("echo-a", "hello over tcp")  # never disturbed
