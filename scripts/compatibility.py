@@ -71,6 +71,11 @@ BASE: dict[str, dict[str, Any]] = {
     "UpstreamGroup": {"destinations": []},
     "Settings": {},
     "AuthConfig": {"configs": []},
+    "MatchableHttpGateway": {"httpGateway": {}},
+    "MatchableTcpGateway": {
+        "tcpGateway": {"tcpHosts": [{"name": "probe", "destination": {"forwardSniClusterName": {}}}]}
+    },
+    "HttpListenerOption": {"options": {}},
 }
 
 #: Keys of which a manifest holds one: a probe of one drops the base's other.

@@ -8,7 +8,7 @@ Each of `tcpHosts` is a filter chain: plain, TLS terminated with the host's `ssl
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -43,14 +43,17 @@ class TcpListenerOptions(Model):
     local_ratelimit: LocalRateLimit | None = None
 
 
+class ForwardSniClusterName(Model):
+    """`{}`: the connection goes to the Envoy cluster named by the client's SNI."""
+
+
 class TcpAction(Model):
     """Where a TCP host's connections go: exactly one of these."""
 
     single: Destination | None = None
     multi: MultiDestination | None = None
     upstream_group: ResourceRef | None = None
-    #: `{}`: to the Envoy cluster named by the client's SNI.
-    forward_sni_cluster_name: dict[str, Any] | None = None
+    forward_sni_cluster_name: ForwardSniClusterName | None = None
 
 
 class TcpHost(Model):

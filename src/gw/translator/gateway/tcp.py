@@ -140,7 +140,8 @@ def _tls(
                 "sslConfig needs secretRef (to terminate TLS) or sniDomains (to pass TLS "
                 "through to the upstream)",
             )
-        _refuse_passthrough_fields(ssl, field, report)
+        else:
+            _refuse_passthrough_fields(ssl, field, report)
         return None, names
     built = build_termination(
         ssl, context.owner, (), context.snapshot, context.refs, report, context.now, field

@@ -52,9 +52,6 @@ def tcp_destination(
         return _multi(action.multi, f"{field}.multi", context)
     if action.upstream_group is not None:
         return _group(action.upstream_group, f"{field}.upstreamGroup", context)
-    if action.forward_sni_cluster_name:
-        context.report.error(f"{field}.forwardSniClusterName", "takes no fields: write {}")
-        return None
     return ()
 
 
