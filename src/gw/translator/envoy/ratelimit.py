@@ -82,17 +82,22 @@ def build_local(limit: ir.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRate
     )
     out = local_pb2.LocalRateLimit(
         stat_prefix=LOCAL_STAT_PREFIX,
-        token_bucket=token_bucket_pb2.TokenBucket(
-            max_tokens=limit.max_tokens,
-            tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
-            fill_interval=_duration(limit.fill_interval_ms),
-        ),
+        token_bucket=token_bucket(limit),
         filter_enabled=everyone,
         filter_enforced=everyone,
     )
     if x_headers:
         out.enable_x_ratelimit_headers = _DRAFT_03
     return out
+
+
+def token_bucket(limit: ir.LocalLimit) -> token_bucket_pb2.TokenBucket:
+    """Envoy's bucket for `limit` (also the TCP gateways' bucket of connections)."""
+    return token_bucket_pb2.TokenBucket(
+        max_tokens=limit.max_tokens,
+        tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
+        fill_interval=_duration(limit.fill_interval_ms),
+    )
 
 
 class GlobalRateLimitFilter:

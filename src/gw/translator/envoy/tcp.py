@@ -16,13 +16,13 @@ from envoy.extensions.filters.network.connection_limit.v3 import connection_limi
 from envoy.extensions.filters.network.local_ratelimit.v3 import local_rate_limit_pb2
 from envoy.extensions.filters.network.sni_cluster.v3 import sni_cluster_pb2
 from envoy.extensions.filters.network.tcp_proxy.v3 import tcp_proxy_pb2
-from envoy.type.v3 import token_bucket_pb2
 from google.protobuf import wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy import names, tls
 from gw.translator.envoy.headers import header_option
 from gw.translator.envoy.packing import duration, pack
+from gw.translator.envoy.ratelimit import token_bucket
 
 
 def tcp_filter_chains(stat_prefix: str, tcp: ir.TcpListener) -> list[lc_pb2.FilterChain]:
@@ -102,11 +102,6 @@ def connection_limit(prefix: str, limit: ir.ConnectionLimit) -> lc_pb2.Filter:
 
 def _local_ratelimit(prefix: str, limit: ir.LocalLimit) -> lc_pb2.Filter:
     config = local_rate_limit_pb2.LocalRateLimit(
-        stat_prefix=prefix,
-        token_bucket=token_bucket_pb2.TokenBucket(
-            max_tokens=limit.max_tokens,
-            tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
-            fill_interval=duration(limit.fill_interval_ms),
-        ),
+        stat_prefix=prefix, token_bucket=token_bucket(limit)
     )
     return lc_pb2.Filter(name=names.NETWORK_LOCAL_RATELIMIT, typed_config=pack(config))

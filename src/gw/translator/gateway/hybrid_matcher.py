@@ -24,10 +24,16 @@ from gw.api.hcm import CidrRange
 from gw.api.tls import SslConfig
 from gw.translator import ir
 from gw.translator.gateway.hcm import checked_ms
+from gw.translator.gateway.tcp import refuse_tls_fields
 from gw.translator.gateway.tls import DEFAULT_ALPN, NO_ALPN, sni_names
 from gw.translator.gateway.tls_parameters import check_parameters
 from gw.translator.reports import ResourceReport
 
+#: Why a TCP matcher's TLS settings cannot apply.
+TCP_MATCHER = (
+    "on the matcher of a tcpGateway, which only chooses by sniDomains: set TLS on each "
+    "tcpHost's sslConfig"
+)
 #: `sslConfig` fields a VirtualService must set itself (with why), on an HTTP matcher.
 _HTTP_REFUSED = (
     ("secretRef", "each VirtualService served here terminates TLS with its own secretRef"),
@@ -122,7 +128,7 @@ def build_matcher(
         where = f"{field}.sslConfig"
         names = sni_names(ssl.sni_domains, f"{where}.sniDomains", report)
         if tcp:
-            _refuse_tcp_fields(ssl, where, report)
+            refuse_tls_fields(ssl, where, report, TCP_MATCHER)
         else:
             tls = tls_defaults(ssl, names, where, report)
         tls = tls or TlsDefaults(server_names=names)
@@ -183,13 +189,3 @@ def tls_defaults(
         disable_session_resumption=ssl.disable_tls_session_resumption,
         handshake_timeout_ms=timeout_ms,
     )
-
-
-def _refuse_tcp_fields(ssl: SslConfig, field: str, report: ResourceReport) -> None:
-    data = ssl.model_dump(by_alias=True, exclude_defaults=True)
-    for name in sorted(set(data) - {"sniDomains"}):
-        report.error(
-            f"{field}.{name}",
-            f"{name} has no effect on the matcher of a tcpGateway, which only chooses by "
-            "sniDomains: set TLS on each tcpHost's sslConfig",
-        )

@@ -32,6 +32,11 @@ from gw.translator.gateway.tls import ANY_SNI, build_termination, sni_names
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
+#: Why TLS settings cannot apply to a host that passes TLS through.
+PASSTHROUGH = (
+    "without secretRef: the host passes TLS through to the upstream, which terminates it; "
+    "remove it or add secretRef"
+)
 #: What a TCP gateway adds to the Proxy besides its listener: TLS secrets, the clusters of
 #: services its hosts address directly.
 Extras = tuple[tuple[ir.TlsSecret, ...], tuple[ir.Cluster, ...]]
@@ -141,7 +146,7 @@ def _tls(
                 "through to the upstream)",
             )
         else:
-            _refuse_passthrough_fields(ssl, field, report)
+            refuse_tls_fields(ssl, field, report, PASSTHROUGH)
         return None, names
     built = build_termination(
         ssl, context.owner, (), context.snapshot, context.refs, report, context.now, field
@@ -153,15 +158,11 @@ def _tls(
     return dataclasses.replace(termination, server_names=names), names
 
 
-def _refuse_passthrough_fields(ssl: SslConfig, field: str, report: ResourceReport) -> None:
-    """A passed-through connection keeps its TLS untouched: TLS settings cannot apply."""
+def refuse_tls_fields(ssl: SslConfig, field: str, report: ResourceReport, why: str) -> None:
+    """Every field of `ssl` but `sniDomains`, refused for `why` (they cannot apply)."""
     data = ssl.model_dump(by_alias=True, exclude_defaults=True)
     for name in sorted(set(data) - {"sniDomains"}):
-        report.error(
-            f"{field}.{name}",
-            f"{name} has no effect: without secretRef the host passes TLS through to the "
-            "upstream, which terminates it; remove it or add secretRef",
-        )
+        report.error(f"{field}.{name}", f"{name} has no effect {why}")
 
 
 def _check_names(hosts: list[TcpHost], field: str, report: ResourceReport) -> None:
