@@ -15,6 +15,7 @@ from __future__ import annotations
 import socket
 import socketserver
 import ssl
+import textwrap
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from cryptography.x509.oid import NameOID
 from tests.e2e.test_tls import https_get
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
 from tests.support.gwctl import gwctl, parse_table
+from tests.support.manifests import upstream
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
@@ -143,149 +145,21 @@ def common_name(certificate: x509.Certificate) -> str:
     return str(certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value)
 
 
-def manifests(ports: dict[str, int], echoes: dict[str, int], tls_echo: int, connect: int) -> str:
-    upstreams = "".join(
-        f"""---
-apiVersion: gw.vendor.io/v1
-kind: Upstream
+def gateway(name: str, port: int, body: str) -> str:
+    """A Gateway `name` on 127.0.0.1:`port`; `body` is its gateway type, indented as under
+    `spec`."""
+    return f"""apiVersion: gateway.vendor.io/v1
+kind: Gateway
 metadata: {{name: {name}, namespace: gw-system}}
 spec:
-  static:
-    hosts: [{{addr: 127.0.0.1, port: {port}}}]
+  bindAddress: 127.0.0.1
+  bindPort: {port}
+{textwrap.indent(textwrap.dedent(body).strip(), "  ")}
 """
-        for name, port in [*echoes.items(), ("tls-echo", tls_echo), ("connect", connect)]
-    )
-    return (
-        upstreams
-        + f"""---
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: tcp, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["tcp"]}
-  tcpGateway:
-    tcpHosts:
-      - name: plain
-        destination: {{single: {{upstream: {{name: echo-a}}}}}}
-      - name: a
-        sslConfig:
-          secretRef: {{name: a-tls, namespace: gw-system}}
-          sniDomains: [a.tcp.test]
-        destination: {{single: {{upstream: {{name: echo-a}}}}}}
-      - name: b
-        sslConfig:
-          secretRef: {{name: b-tls, namespace: gw-system}}
-          sniDomains: [b.tcp.test]
-        destination: {{single: {{upstream: {{name: echo-b}}}}}}
-      - name: passthrough
-        sslConfig: {{sniDomains: [pass.tcp.test]}}
-        destination: {{single: {{upstream: {{name: tls-echo}}}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: weighted, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["weighted"]}
-  tcpGateway:
-    tcpHosts:
-      - name: split
-        destination:
-          multi:
-            destinations:
-              - {{destination: {{upstream: {{name: echo-a}}}}, weight: 1}}
-              - {{destination: {{upstream: {{name: echo-b}}}}, weight: 1}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: limited, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["limited"]}
-  tcpGateway:
-    options:
-      localRatelimit: {{maxTokens: 1, tokensPerFill: 1, fillInterval: 100s}}
-    tcpHosts:
-      - name: one
-        destination: {{single: {{upstream: {{name: echo-a}}}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: tunnel, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["tunnel"]}
-  tcpGateway:
-    options:
-      tcpProxySettings:
-        tunnelingConfig:
-          hostname: 127.0.0.1:{echoes["echo-b"]}
-          headersToAdd:
-            - header: {{key: x-tunnel, value: gw}}
-    tcpHosts:
-      - name: through-proxy
-        destination: {{single: {{upstream: {{name: connect}}}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: hybrid, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["hybrid"]}
-  hybridGateway:
-    matchedGateways:
-      - matcher:
-          sourcePrefixRanges: [{{addressPrefix: 127.0.0.2, prefixLen: 32}}]
-        httpGateway: {{virtualServices: [{{name: internal, namespace: default}}]}}
-      - matcher: {{}}
-        httpGateway: {{virtualServices: [{{name: public, namespace: default}}]}}
-      - matcher:
-          sslConfig: {{sniDomains: [pass.tcp.test]}}
-        tcpGateway:
-          tcpHosts:
-            - name: passthrough
-              destination: {{single: {{upstream: {{name: tls-echo}}}}}}
-      - matcher: {{sslConfig: {{}}}}
-        httpGateway: {{virtualServices: [{{name: secure, namespace: default}}]}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: delegated, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["delegated"]}
-  hybridGateway:
-    delegatedHttpGateways:
-      selector: {{labels: {{team: web}}}}
----
-apiVersion: gateway.vendor.io/v1
-kind: MatchableHttpGateway
-metadata: {{name: web, namespace: web, labels: {{team: web}}}}
-spec:
-  matcher: {{}}
-  httpGateway: {{virtualServices: [{{name: delegated, namespace: default}}]}}
----
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: options, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {ports["options"]}
-  httpGateway: {{virtualServices: [{{name: public, namespace: default}}]}}
----
-apiVersion: gateway.vendor.io/v1
-kind: HttpListenerOption
-metadata: {{name: server-name, namespace: gw-system}}
-spec:
-  targetRefs:
-    - {{group: gateway.vendor.io, kind: Gateway, name: options}}
-  options:
-    httpConnectionManagerSettings: {{serverName: from-option}}
-"""
-        + "".join(
-            f"""---
-apiVersion: gateway.vendor.io/v1
+
+
+def direct_response(name: str, status: int, body: str) -> str:
+    return f"""apiVersion: gateway.vendor.io/v1
 kind: VirtualService
 metadata: {{name: {name}, namespace: default}}
 spec:
@@ -295,13 +169,93 @@ spec:
       - matchers: [{{prefix: /}}]
         directResponseAction: {{status: {status}, body: {body}}}
 """
-            for name, status, body in [
-                ("internal", 200, "internal"),
-                ("public", 403, "client ip forbidden"),
-                ("delegated", 200, "delegated"),
-            ]
-        )
-        + """---
+
+
+TCP_HOSTS = """
+tcpGateway:
+  tcpHosts:
+    - name: plain
+      destination: {single: {upstream: {name: echo-a}}}
+    - name: a
+      sslConfig:
+        secretRef: {name: a-tls, namespace: gw-system}
+        sniDomains: [a.tcp.test]
+      destination: {single: {upstream: {name: echo-a}}}
+    - name: b
+      sslConfig:
+        secretRef: {name: b-tls, namespace: gw-system}
+        sniDomains: [b.tcp.test]
+      destination: {single: {upstream: {name: echo-b}}}
+    - name: passthrough
+      sslConfig: {sniDomains: [pass.tcp.test]}
+      destination: {single: {upstream: {name: tls-echo}}}
+"""
+WEIGHTED = """
+tcpGateway:
+  tcpHosts:
+    - name: split
+      destination:
+        multi:
+          destinations:
+            - {destination: {upstream: {name: echo-a}}, weight: 1}
+            - {destination: {upstream: {name: echo-b}}, weight: 1}
+"""
+LIMITED = """
+tcpGateway:
+  options:
+    localRatelimit: {maxTokens: 1, tokensPerFill: 1, fillInterval: 100s}
+  tcpHosts:
+    - name: one
+      destination: {single: {upstream: {name: echo-a}}}
+"""
+TUNNEL = """
+tcpGateway:
+  options:
+    tcpProxySettings:
+      tunnelingConfig:
+        hostname: 127.0.0.1:{port}
+        headersToAdd:
+          - header: {{key: x-tunnel, value: gw}}
+  tcpHosts:
+    - name: through-proxy
+      destination: {{single: {{upstream: {{name: connect}}}}}}
+"""
+HYBRID = """
+hybridGateway:
+  matchedGateways:
+    - matcher:
+        sourcePrefixRanges: [{addressPrefix: 127.0.0.2, prefixLen: 32}]
+      httpGateway: {virtualServices: [{name: internal, namespace: default}]}
+    - matcher: {}
+      httpGateway: {virtualServices: [{name: public, namespace: default}]}
+    - matcher:
+        sslConfig: {sniDomains: [pass.tcp.test]}
+      tcpGateway:
+        tcpHosts:
+          - name: passthrough
+            destination: {single: {upstream: {name: tls-echo}}}
+    - matcher: {sslConfig: {}}
+      httpGateway: {virtualServices: [{name: secure, namespace: default}]}
+"""
+DELEGATED = "hybridGateway: {delegatedHttpGateways: {selector: {labels: {team: web}}}}"
+OPTIONS = "httpGateway: {virtualServices: [{name: public, namespace: default}]}"
+OTHERS = """
+apiVersion: gateway.vendor.io/v1
+kind: MatchableHttpGateway
+metadata: {name: web, namespace: web, labels: {team: web}}
+spec:
+  matcher: {}
+  httpGateway: {virtualServices: [{name: delegated, namespace: default}]}
+---
+apiVersion: gateway.vendor.io/v1
+kind: HttpListenerOption
+metadata: {name: server-name, namespace: gw-system}
+spec:
+  targetRefs:
+    - {group: gateway.vendor.io, kind: Gateway, name: options}
+  options:
+    httpConnectionManagerSettings: {serverName: from-option}
+---
 apiVersion: gateway.vendor.io/v1
 kind: VirtualService
 metadata: {name: secure, namespace: default}
@@ -314,7 +268,25 @@ spec:
       - matchers: [{prefix: /}]
         directResponseAction: {status: 200, body: secure}
 """
-    )
+
+
+def manifests(ports: dict[str, int], upstreams: dict[str, int]) -> str:
+    """The folder: upstreams (`name: port`), the gateways, their parts and VirtualServices."""
+    docs = [upstream(name, port, "gw-system") for name, port in upstreams.items()]
+    docs += [
+        gateway("tcp", ports["tcp"], TCP_HOSTS),
+        gateway("weighted", ports["weighted"], WEIGHTED),
+        gateway("limited", ports["limited"], LIMITED),
+        gateway("tunnel", ports["tunnel"], TUNNEL.format(port=upstreams["echo-b"])),
+        gateway("hybrid", ports["hybrid"], HYBRID),
+        gateway("delegated", ports["delegated"], DELEGATED),
+        gateway("options", ports["options"], OPTIONS),
+        OTHERS,
+        direct_response("internal", 200, "internal"),
+        direct_response("public", 403, "client ip forbidden"),
+        direct_response("delegated", 200, "delegated"),
+    ]
+    return "---\n".join(docs)
 
 
 @pytest.fixture(scope="module")
@@ -335,7 +307,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         "---\n" + tls_secret_yaml(f"{name}-tls", "gw-system", make_cert([host], GATEWAY_CA))
         for name, host in hosts.items()
     )
-    text = manifests(ports, {n: e.port for n, e in echoes.items()}, tls_echo.port, connect.port)
+    upstreams = {n: e.port for n, e in echoes.items()}
+    upstreams |= {"tls-echo": tls_echo.port, "connect": connect.port}
+    text = manifests(ports, upstreams)
     (folder / "gateways.yaml").write_text(text + secrets)
     try:
         gw = GwUp(folder, work / "home")
