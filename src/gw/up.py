@@ -3,9 +3,10 @@
 The control plane (store, translator, xDS, admin) runs in this process; Envoy, the extauth
 server and the rate-limit server run as supervised children (`gw.children`), so that the
 servers on the request path keep answering while the control plane works through a large
-or hostile folder. "Up" is printed once the folder was read and translated. The proxy URL
-and each resource's status are printed as they change; Ctrl-C stops everything. A state
-file (`$GW_HOME/up.json`, default `~/.gw/up.json`) tells `gwctl` where everything listens.
+or hostile folder. "Up" is printed once the folder was read and translated, and the proxy
+listens on its ports. The proxy URL and each resource's status are printed as they change;
+Ctrl-C stops everything. The state file `up.json` in the instance's directory (`home`,
+`$GW_HOME/instances/<name>/`: `gw.instance`) tells `gwctl` where everything listens.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gw.api.status import State, Status
 from gw.asgi import AsgiServer, quiet_config
 from gw.children import ComponentProcess
 from gw.controlplane import ControlPlane
+from gw.portcheck import ListenersBound
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
@@ -57,6 +59,7 @@ class UpOptions:
     concurrency: int | None = None
     max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
+    #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
 
 
@@ -94,6 +97,13 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     )
     servers: list[lifecycle.Server] = [*plane.servers, *children, *_echo(options)]
     servers.append(lifecycle.TaskServer("envoy", envoy.run, stop=envoy.stop))
+    # Up only once the proxy listens: a taken port fails `gw up` (gw.portcheck).
+    proxy_log = options.home / "logs" / "gateway-proxy.log"
+    servers.append(
+        ListenersBound(
+            plane.ads, defaults.PROXY_ROLE, log=proxy_log, restarts=lambda: envoy.restarts
+        )
+    )
     state: list[Path] = []
 
     def started() -> None:

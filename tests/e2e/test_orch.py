@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from tests.support.kube_api import FakeKubeApi
 from tests.support.ports import free_port
@@ -540,3 +541,56 @@ def test_gwctl_works_against_the_cluster(
     logs = run("debug", "logs")
     assert logs.returncode == 0, logs.stderr
     assert "gateway-proxy started" in logs.stdout and "gw started" in logs.stdout
+
+
+def test_gwctl_apply_and_delete_on_the_cluster(
+    api: FakeKubeApi,
+    plane: ControlPlaneProcess,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gwctl apply -f` is a server-side apply and `gwctl delete` a delete on the cluster;
+    both print the status the control plane then reports (read through its admin API)."""
+    from tests.support.gwctl import gwctl
+
+    _cluster_objects(api, plane)
+    home = workdir / "gwctl-home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("KUBECONFIG", str(workdir / "kubeconfig"))
+    manifest = tmp_path / "applied.yaml"
+
+    def write(body: str, matcher: dict[str, str] | None = None) -> None:
+        route: dict[str, Any] = {
+            "matchers": [matcher or {"prefix": "/"}],
+            "directResponseAction": {"status": 200, "body": body},
+        }
+        doc = web(body)
+        doc["metadata"]["name"] = "applied"
+        doc["spec"]["virtualHost"] = {"domains": ["applied.example.com"], "routes": [route]}
+        manifest.write_text(yaml.safe_dump(doc))
+
+    write("one")
+    created = gwctl(home, "apply", "-f", str(manifest))
+    assert (created.returncode, created.stdout) == (
+        0,
+        "VirtualService default.applied created: Accepted\n",
+    ), created.stderr
+    stored = api.get(VS_API, "VirtualService", "default", "applied")
+    assert stored is not None
+    assert stored["spec"]["virtualHost"]["routes"][0]["directResponseAction"]["body"] == "one"
+
+    write("two", matcher={"regex": "(unclosed"})
+    changed = gwctl(home, "apply", "-f", str(manifest))
+    assert changed.returncode == 1  # Rejected: the exit status says so
+    assert changed.stdout.splitlines()[0] == "VirtualService default.applied configured: Rejected"
+    assert "spec.virtualHost.routes[0].matchers[0].regex" in changed.stdout
+
+    deleted = gwctl(home, "delete", "vs", "applied")
+    assert (deleted.returncode, deleted.stdout) == (
+        0,
+        "VirtualService default.applied deleted\n",
+    ), deleted.stderr
+    assert api.get(VS_API, "VirtualService", "default", "applied") is None
+    gone = gwctl(home, "delete", "vs", "applied")
+    assert (gone.returncode, gone.stderr) == (1, "Error: VirtualService 'applied' not found\n")

@@ -217,3 +217,30 @@ def test_names_and_namespaces_follow_the_orchestrator(
         parse_document(doc)
     assert refused.value.key == ("Upstream", namespace, name)
     assert refused.value.details().startswith(problem)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {
+            "apiVersion": "gw.vendor.io/v1",
+            "kind": "Upstream",
+            "metadata": {"name": "u", "annotations": None, "labels": None},
+            "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": 80}]}, "sslConfig": None},
+        },
+        {
+            "apiVersion": "gateway.vendor.io/v1",
+            "kind": "VirtualService",
+            "metadata": {"name": "vs", "annotations": None},
+            "spec": {"virtualHost": {"domains": None, "routes": [{"matchers": None}]}},
+        },
+    ],
+    ids=["Upstream", "VirtualService"],
+)
+def test_explicit_nulls_are_unset_fields(doc: dict[str, object]) -> None:
+    """`annotations:` with nothing after it, as the established gateway's guides write: the
+    orchestrator's API server prunes such nulls, so they mean "take the default"."""
+    resource = parse_document(doc)
+    assert resource.metadata.annotations == {}
+    assert resource.metadata.labels == {}
+    assert "annotations" not in resource.metadata.model_fields_set

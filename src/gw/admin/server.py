@@ -40,6 +40,7 @@ from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
+from gw.snapshot import Source
 from gw.translator import ir
 from gw.translator.dump import (
     REDACTED,
@@ -242,8 +243,18 @@ def resource_data(resource: Any) -> dict[str, Any]:
         for field in ("data", "stringData"):
             if field in data:
                 data[field] = {k: REDACTED for k in data[field]}
+    if resource.SECRET_FIELDS:
+        data = _redact_fields(data, resource.SECRET_FIELDS)
     hidden: dict[str, Any] = _hide_local_key_secrets(data)
     return hidden
+
+
+def _redact_fields(data: Any, fields: frozenset[str]) -> Any:
+    if isinstance(data, list):
+        return [_redact_fields(v, fields) for v in data]
+    if not isinstance(data, dict):
+        return data
+    return {k: REDACTED if k in fields else _redact_fields(v, fields) for k, v in data.items()}
 
 
 def _hide_local_key_secrets(data: Any) -> Any:
@@ -280,6 +291,7 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     errors = [
         {
             "source": str(e.source) if e.source else None,
+            **_where(e.source),
             "message": e.message,
             "resource": _key_data(e.key) if e.key else None,
         }
@@ -292,7 +304,11 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     ]
     inputs = (
         [
-            {**_key_data(k), "source": str(snapshot.sources[k]) if k in snapshot.sources else None}
+            {
+                **_key_data(k),
+                "source": str(snapshot.sources[k]) if k in snapshot.sources else None,
+                **_where(snapshot.sources.get(k)),
+            }
             for k in sorted(snapshot.resources)
         ]
         if snapshot
@@ -304,6 +320,14 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
         for k in sorted(result.declared if result else ())
     ]
     return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}
+
+
+def _where(source: Source | None) -> dict[str, Any]:
+    """The file (relative to the served folder) and 1-based document number of a source, for
+    tools that edit the manifest (`gwctl apply`, `delete`) or point at it (`explain`)."""
+    if source is None:
+        return {}
+    return {"file": source.path, "document": source.document}
 
 
 def _key_data(key: Any) -> dict[str, str]:

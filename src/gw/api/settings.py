@@ -15,10 +15,43 @@ from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import RateLimitServerSettings
 
 
+class ExtAuthHttpRequest(Model):
+    allowed_headers: list[str] = []
+    headers_to_add: dict[str, str] = {}
+    allowed_headers_regex: list[str] = []
+
+
+class ExtAuthHttpResponse(Model):
+    allowed_upstream_headers: list[str] = []
+    allowed_client_headers: list[str] = []
+    allowed_upstream_headers_to_append: list[str] = []
+
+
+class ExtAuthHttpService(Model):
+    """`httpService`: ask the server over plain HTTP (a custom auth server) instead of gRPC."""
+
+    path_prefix: str = ""
+    request: ExtAuthHttpRequest | None = None
+    response: ExtAuthHttpResponse | None = None
+
+
+class ExtAuthGrpcService(Model):
+    authority: str | None = None
+
+
+class ExtAuthRequestBody(Model):
+    max_request_bytes: int | None = None
+    allow_partial_message: bool = False
+    pack_as_bytes: bool = False
+
+
 class ExtAuthSettings(Model):
     extauthz_server_ref: ResourceRef | None = None
+    http_service: ExtAuthHttpService | None = None
+    grpc_service: ExtAuthGrpcService | None = None
     request_timeout: Duration = "200ms"
     failure_mode_allow: bool = False
+    request_body: ExtAuthRequestBody | None = None
     status_on_error: int | None = None
     user_id_header: str | None = None
     clear_route_cache: bool = False
@@ -84,7 +117,8 @@ class SettingsSpec(Model):
     kubernetes_config_source: dict[str, Any] | None = None
     kubernetes_secret_source: dict[str, Any] | None = None
     kubernetes_artifact_source: dict[str, Any] | None = None
-    named_extauth: dict[str, Any] | None = None
+    #: Further auth servers, chosen per host or route by `extauth.customAuth.name`.
+    named_extauth: dict[str, ExtAuthSettings] = {}
     observability_options: dict[str, Any] | None = None
     upstream_options: dict[str, Any] | None = None
     linkerd: bool | None = None

@@ -10,12 +10,15 @@ from gw.api.cors import CorsPolicy
 from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
 from gw.api.extauth import ExtAuthExtension
+from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.loadbalancer import RouteActionHashConfig
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
+from gw.api.subsets import Subset
 from gw.api.tls import SslConfig
 from gw.api.transform import Transformations, TransformationStages
 
@@ -62,6 +65,8 @@ class OrchDestination(Model):
 class Destination(Model):
     upstream: ResourceRef | None = None
     orch: OrchDestination | None = None
+    subset: Subset | None = None
+    destination_spec: DestinationSpec | None = None
 
 
 #: Envoy's bound on a weighted split: each weight, and their sum (a larger sum is a NACK).
@@ -126,6 +131,7 @@ class RouteOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    lb_hash: RouteActionHashConfig | None = None
 
 
 class Route(Model):

@@ -8,28 +8,17 @@ admin API (`/snapshots/proxy-resources`) with their own statuses. The commands j
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
-from gw.cli.get import app, resources_of, state_text
-from gw.cli.install import InstallError
+from gw.cli.command import fail
+from gw.cli.get import register, state_text
+from gw.cli.install import Install, InstallError
 from gw.cli.tables import render_table
 
-__all__ = ["get_gateways", "get_proxy"]
+__all__ = ["gateway_table", "proxy_table"]
 
 
-@app.command("gateways")
-@app.command("gateway", hidden=True)
-@app.command("gw", hidden=True)
-def get_gateways(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List gateways with their listener, proxies and status."""
-    resources = resources_of(connect(admin_url), "Gateway", name)
+def gateway_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
         spec = r.get("spec", {})
@@ -45,8 +34,15 @@ def get_gateways(
                 state_text(r),
             ]
         )
-    table = render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
-    emit(resources, output, table)
+    return render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
+
+
+register(
+    "Gateway",
+    ("gateways", "gateway", "gw"),
+    "List gateways with their listener, proxies and status.",
+    gateway_table,
+)
 
 
 def _selection_text(http: dict[str, Any]) -> str:
@@ -67,40 +63,6 @@ def _selection_text(http: dict[str, Any]) -> str:
     return "all in " + ",".join(namespaces)
 
 
-@app.command("proxy")
-@app.command("proxies", hidden=True)
-@app.command("px", hidden=True)
-def get_proxy(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List the proxies the control plane built, with listeners, virtual hosts and status."""
-    try:
-        proxies = connect(admin_url).admin("/snapshots/proxy-resources")
-    except InstallError as exc:
-        fail(str(exc))
-    proxies = [p for p in proxies if not name or p["metadata"]["name"] == name]
-    if name and not proxies:
-        fail(f"Proxy {name!r} not found")
-    rows = []
-    for p in proxies:
-        listeners = p["spec"]["listeners"]
-        vhosts = sorted({v["name"] for lis in listeners for v in _virtual_hosts(lis)})
-        rows.append(
-            [
-                p["metadata"]["name"],
-                p["metadata"]["namespace"],
-                "gw",
-                "\n".join(f"{lis['bindAddress']}:{lis['bindPort']}" for lis in listeners),
-                "\n".join(vhosts),
-                state_text(p),
-            ]
-        )
-    headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
-    emit(proxies, output, render_table([*headers, "Status"], rows))
-
-
 def _other_text(spec: dict[str, Any]) -> str:
     """What a TCP or hybrid gateway serves, in a few words."""
     if (tcp := spec.get("tcpGateway")) is not None:
@@ -117,3 +79,50 @@ def _virtual_hosts(listener: dict[str, Any]) -> list[dict[str, Any]]:
     """The virtual hosts of a listener, or of each HTTP part of a hybrid one."""
     parts = (listener.get("hybridListener") or {}).get("matchedListeners") or [listener]
     return [v for part in parts for v in (part.get("httpListener") or {}).get("virtualHosts", [])]
+
+
+def proxies_of(
+    install: Install, kind: str, name: str | None, namespace: str | None
+) -> list[dict[str, Any]]:
+    """The Proxy resources the control plane built (they are not stored)."""
+    try:
+        proxies = install.admin("/snapshots/proxy-resources")
+    except InstallError as exc:
+        fail(str(exc))
+    found = [
+        p
+        for p in proxies
+        if (not name or p["metadata"]["name"] == name)
+        and (not namespace or p["metadata"]["namespace"] == namespace)
+    ]
+    if name and not found:
+        fail(f"{kind} {name!r} not found")
+    return found
+
+
+def proxy_table(proxies: list[dict[str, Any]]) -> str:
+    rows = []
+    for p in proxies:
+        listeners = p["spec"]["listeners"]
+        vhosts = sorted({v["name"] for lis in listeners for v in _virtual_hosts(lis)})
+        rows.append(
+            [
+                p["metadata"]["name"],
+                p["metadata"]["namespace"],
+                "gw",
+                "\n".join(f"{lis['bindAddress']}:{lis['bindPort']}" for lis in listeners),
+                "\n".join(vhosts),
+                state_text(p),
+            ]
+        )
+    headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
+    return render_table([*headers, "Status"], rows)
+
+
+register(
+    "Proxy",
+    ("proxy", "proxies", "px"),
+    "List the proxies the control plane built, with listeners, virtual hosts and status.",
+    proxy_table,
+    fetch=proxies_of,
+)

@@ -7,45 +7,15 @@ has no tables for them; the columns follow `gwctl get gateways`. The commands jo
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit
-from gw.cli.get import app, resources_of, state_text
+from gw.cli.get import register, state_text
 from gw.cli.tables import render_table
 
-__all__ = ["get_http_listener_options", "get_matchable_gateways", "matcher_text"]
+__all__ = ["http_listener_option_table", "matchable_table", "matcher_text"]
 
 
-@app.command("matchablehttpgateway")
-@app.command("matchablehttpgateways", hidden=True)
-@app.command("hgw", hidden=True)
-def get_matchable_http_gateways(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List MatchableHttpGateways with their matcher and status."""
-    get_matchable_gateways("MatchableHttpGateway", name, output, admin_url)
-
-
-@app.command("matchabletcpgateway")
-@app.command("matchabletcpgateways", hidden=True)
-@app.command("tgw", hidden=True)
-def get_matchable_tcp_gateways(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List MatchableTcpGateways with their matcher and status."""
-    get_matchable_gateways("MatchableTcpGateway", name, output, admin_url)
-
-
-def get_matchable_gateways(
-    kind: str, name: str | None, output: Output, admin_url: str | None
-) -> None:
-    resources = resources_of(connect(admin_url), kind, name)
+def matchable_table(title: str, resources: list[dict[str, Any]]) -> str:
     rows = [
         [
             r["metadata"]["name"],
@@ -55,8 +25,7 @@ def get_matchable_gateways(
         ]
         for r in resources
     ]
-    title = "Matchable Http Gateway" if kind == "MatchableHttpGateway" else "Matchable Tcp Gateway"
-    emit(resources, output, render_table([title, "Namespace", "Matcher", "Status"], rows))
+    return render_table([title, "Namespace", "Matcher", "Status"], rows)
 
 
 def matcher_text(matcher: dict[str, Any]) -> str:
@@ -72,16 +41,7 @@ def matcher_text(matcher: dict[str, Any]) -> str:
     return "\n".join(lines) or "any"
 
 
-@app.command("httplisteneroption")
-@app.command("httplisteneroptions", hidden=True)
-@app.command("hlisopts", hidden=True)
-def get_http_listener_options(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List HttpListenerOptions with the gateways they target, their options and status."""
-    resources = resources_of(connect(admin_url), "HttpListenerOption", name)
+def http_listener_option_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
         spec = r.get("spec", {})
@@ -91,5 +51,24 @@ def get_http_listener_options(
         ]
         options = sorted((spec.get("options") or {}).keys())
         rows.append([r["metadata"]["name"], "\n".join(targets), "\n".join(options), state_text(r)])
-    headers = ["Http Listener Option", "Targets", "Options", "Status"]
-    emit(resources, output, render_table(headers, rows))
+    return render_table(["Http Listener Option", "Targets", "Options", "Status"], rows)
+
+
+register(
+    "MatchableHttpGateway",
+    ("matchablehttpgateway", "matchablehttpgateways", "hgw"),
+    "List MatchableHttpGateways with their matcher and status.",
+    lambda resources: matchable_table("Matchable Http Gateway", resources),
+)
+register(
+    "MatchableTcpGateway",
+    ("matchabletcpgateway", "matchabletcpgateways", "tgw"),
+    "List MatchableTcpGateways with their matcher and status.",
+    lambda resources: matchable_table("Matchable Tcp Gateway", resources),
+)
+register(
+    "HttpListenerOption",
+    ("httplisteneroption", "httplisteneroptions", "hlisopts"),
+    "List HttpListenerOptions with the gateways they target, their options and status.",
+    http_listener_option_table,
+)

@@ -110,12 +110,25 @@ def up(
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of this run's state directory under $GW_HOME/instances (default: "
+            "from the folder); gwctl --instance NAME picks it."
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
+    from gw.instance import InstanceError, claim
     from gw.up import UpOptions, gw_home
     from gw.up import up as run_up
 
-    home = gw_home()
+    try:
+        claimed = claim(gw_home(), folder, instance)
+    except InstanceError as exc:
+        typer.echo(f"gw: {exc}", err=True)
+        raise typer.Exit(1) from None
+    home = claimed.instance.directory
     configure_logging(log_level, home / "logs" / "gw.log")
     options = UpOptions(
         folder=folder,
@@ -137,7 +150,10 @@ def up(
         discovery=discovery,
         home=home,
     )
-    run_command(run_up(options))
+    try:
+        run_command(run_up(options))
+    finally:
+        claimed.release()
 
 
 # --- options of `gw controlplane` ------------------------------------------------------------

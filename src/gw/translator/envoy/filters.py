@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform, transform_script
+from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
 from gw.translator.envoy.jwt import JwtFilter
@@ -64,10 +65,10 @@ class Router:
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
 #: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two header filters (`envoy/transform.py`)
-#: and a Lua filter (`envoy/transform_script.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: limit, AWS Lambda (it turns the request into an invocation), router. Each transformation
+#: stage is two header filters (`envoy/transform.py`) and a Lua filter
+#: (`envoy/transform_script.py`). The early global limit holds `rateLimitEarlyConfigs`, and
+#: `rateLimitConfigs` with `rateLimitBeforeAuth`.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.EARLY,
     transform_script.EARLY,
@@ -80,5 +81,6 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *transform.REGULAR,
     transform_script.REGULAR,
     GlobalRateLimitFilter("regular"),
+    AwsLambdaFilter(),
     Router(),
 )

@@ -117,7 +117,9 @@ def build_upstream_clusters(build: Build) -> None:
 
 def build_server_configs(build: Build) -> None:
     """What the extauth and rate-limit servers are served: AuthConfigs, RateLimitConfigs."""
-    build.built.update(build_auth_configs(build.snapshot, build.refs, build.reports))
+    build.built.update(
+        build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
+    )
     build.built.update(build_rate_limit_configs(build.snapshot, build.reports))
 
 

@@ -18,8 +18,10 @@ from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
@@ -128,7 +130,7 @@ class RouteBuilder:
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
-        for match in self._matches(route, field, parent):
+        for match, where in self._matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -144,6 +146,8 @@ class RouteBuilder:
                     retries=retries,
                     cors=cors,
                     ratelimit=ratelimit,
+                    source=self.origin(where),
+                    delegated_by=parent.via if parent else (),
                 )
             )
 
@@ -167,9 +171,19 @@ class RouteBuilder:
             build_transformations(above.staged_transformations, above.transformations, "", scratch),
         )
 
-    def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
+    def origin(self, field: str) -> ir.RouteOrigin:
+        """`field` of the resource whose routes are being built."""
+        owner = self.owner
+        source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
+        return ir.RouteOrigin(resource=source, field=field)
+
+    def _matches(
+        self, route: Route, field: str, parent: Parent | None
+    ) -> list[tuple[ir.RouteMatch, str]]:
+        """Each match of the route and the field it comes from (the route itself when it has
+        no matchers)."""
         if parent is not None and not route.matchers:
-            return [parent.match]  # a delegated route without matchers takes its parent's
+            return [(parent.match, field)]  # a delegated route without matchers takes its parent's
         out = []
         for m_index, matcher in enumerate(route.matchers or _CATCH_ALL):
             where = f"{field}.matchers[{m_index}]"
@@ -177,7 +191,7 @@ class RouteBuilder:
             if match is not None and parent is not None:
                 match = inherit(match, parent, where, self.report)
             if match is not None:
-                out.append(match)
+                out.append((match, where if route.matchers else field))
         return out
 
     def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
@@ -242,6 +256,9 @@ class RouteBuilder:
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
             auto_host_rewrite=bool(options.auto_host_rewrite),
+            hash_policies=build_hash_policies(
+                options.lb_hash, f"{field}.options.lbHash", self.report
+            ),
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -303,22 +320,19 @@ class RouteBuilder:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
+        refs, report = self.refs, self.report
         if dest.orch is not None:
-            return resolve_service_destination(
-                dest.orch,
-                refs=self.refs,
-                referrer=self.owner,
-                field=f"{field}.orch",
-                report=self.report,
+            target = resolve_service_destination(
+                dest.orch, refs=refs, referrer=self.owner, field=f"{field}.orch", report=report
             )
+            return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
-        found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
-        )
+        ref, where = dest.upstream, f"{field}.upstream"
+        key = refs.key(api.Upstream, ref, self.owner)
+        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
         cluster = cluster_name(key.name, key.namespace)
         if (reserved := reserved_cluster_problem(cluster)) is not None:
-            self.report.error(f"{field}.upstream", reserved)
+            self.report.error(where, reserved)
             return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
@@ -326,4 +340,5 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster)
+        target = ir.WeightedCluster(cluster=cluster)
+        return refine_destination(target, found, dest, refs=refs, field=field, report=report)

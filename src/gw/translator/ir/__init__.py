@@ -8,10 +8,10 @@ knowing either. Sequences are tuples; maps are sorted tuples of pairs.
 One module per area, named with the feature word of the other layers (`api/jwt.py` →
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
-`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, and the
-listener's `hcm` (how it speaks HTTP). A
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, the
+listener's `hcm` (how it speaks HTTP), and for clusters `loadbalancer`, `healthcheck`, `aws`. A
 new option is a dataclass in its feature's module (a new module for a new feature), the
-field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
+field of `VirtualHost`, `Route` or `Cluster` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
 servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
 Unions used in annotations (`Expr`, `Node`, `Stage`, `Step`) are re-exported as `X as X`
@@ -20,11 +20,36 @@ but are not in `__all__`: they are not types of their own.
 
 from __future__ import annotations
 
-from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
+from gw.translator.ir.aws import AwsCredentials, LambdaInvocation
+from gw.translator.ir.clusters import (
+    CircuitBreakers,
+    Cluster,
+    ConnectionOptions,
+    DnsOptions,
+    Endpoint,
+    Http1Options,
+    Locality,
+    Preconnect,
+    ServiceSelection,
+    TcpKeepalive,
+)
 from gw.translator.ir.cors import CorsPolicy
-from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extauth import (
+    AuthService,
+    CustomAuth,
+    ExtAuth,
+    ExtAuthServer,
+    HttpAuthService,
+)
 from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
+from gw.translator.ir.healthcheck import (
+    GrpcHealthCheck,
+    HealthCheck,
+    HttpHealthCheck,
+    OutlierDetection,
+    TcpHealthCheck,
+)
 from gw.translator.ir.jwt import (
     ClaimToHeader,
     JwtProvider,
@@ -42,6 +67,13 @@ from gw.translator.ir.listeners import (
     ProxyProtocolRule,
     SocketOption,
     TcpListener,
+)
+from gw.translator.ir.loadbalancer import (
+    HashPolicy,
+    LoadBalancer,
+    SlowStart,
+    SubsetConfig,
+    SubsetSelector,
 )
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
@@ -65,7 +97,7 @@ from gw.translator.ir.routes import (
     WeightedCluster,
 )
 from gw.translator.ir.secrets import TlsSecret
-from gw.translator.ir.source import SourceRef
+from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.tcp import TcpHost, TcpProxySettings, TcpTunnel
 from gw.translator.ir.template import (
     Branch,
@@ -115,15 +147,21 @@ from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "AuthService",
+    "AwsCredentials",
     "Branch",
     "Call",
     "ChainMatch",
+    "CircuitBreakers",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
     "ConnectionLimit",
+    "ConnectionOptions",
     "CorsPolicy",
+    "CustomAuth",
     "DirectResponse",
+    "DnsOptions",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
@@ -131,28 +169,39 @@ __all__ = [
     "ExtractorRef",
     "For",
     "Forward",
+    "GrpcHealthCheck",
+    "HashPolicy",
     "HeaderBodyTransformation",
     "HeaderCondition",
     "HeaderManipulation",
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "HealthCheck",
+    "Http1Options",
     "Http2Options",
+    "HttpAuthService",
+    "HttpHealthCheck",
     "HttpSettings",
     "If",
     "JwtProvider",
     "JwtVerification",
+    "LambdaInvocation",
     "Listener",
     "ListenerOptions",
     "Literal",
+    "LoadBalancer",
     "LocalLimit",
+    "Locality",
     "MatchHeader",
     "MatchedListener",
     "MergedKey",
     "MetadataValue",
     "Op",
+    "OutlierDetection",
     "Output",
     "Policy",
+    "Preconnect",
     "Proxy",
     "ProxyProtocol",
     "ProxyProtocolRule",
@@ -172,12 +221,18 @@ __all__ = [
     "RetryPolicy",
     "Route",
     "RouteMatch",
+    "RouteOrigin",
     "ServiceSelection",
     "Set",
+    "SlowStart",
     "SocketOption",
     "SourceRef",
     "StagedTransformations",
+    "SubsetConfig",
+    "SubsetSelector",
+    "TcpHealthCheck",
     "TcpHost",
+    "TcpKeepalive",
     "TcpListener",
     "TcpProxySettings",
     "TcpTunnel",
