@@ -1,0 +1,47 @@
+"""How explain picks a hybrid listener's filter chain, as Envoy does: the SNI name first,
+then the most specific source range holding the client (checked against a real Envoy by
+tests/e2e/test_tcp.py's hybrid gateway)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envoy.config.listener.v3 import listener_pb2
+
+from gw.explain.listeners import select_chain
+from gw.explain.request import Request
+from gw.translator.envoy import names
+from tests.golden.test_golden import CASES, translate_case
+
+
+def _listener(tmp_path: Path) -> listener_pb2.Listener:
+    _, result = translate_case(CASES / "gateway-hybrid-matched.in.yaml", tmp_path)
+    found = result.served["gw-system~gateway-proxy"].of(names.LISTENER)["listener-::-8080"]
+    assert isinstance(found, listener_pb2.Listener)
+    return found
+
+
+def _chain(listener: listener_pb2.Listener, source: str, sni: str | None = None) -> str | None:
+    request = Request(
+        method="GET",
+        scheme="https" if sni else "http",
+        authority="x",
+        target="/",
+        source_ip=source,
+        sni=sni,
+    )
+    chain, _ = select_chain(listener.filter_chains, request, listener)
+    return chain.name if chain is not None else None
+
+
+def test_source_range_then_catch_all(tmp_path: Path) -> None:
+    listener = _listener(tmp_path)
+    assert _chain(listener, "127.0.0.1") == "listener-::-8080-0"
+    assert _chain(listener, "10.1.2.3") == "listener-::-8080-1"
+
+
+def test_sni_before_source(tmp_path: Path) -> None:
+    listener = _listener(tmp_path)
+    assert _chain(listener, "127.0.0.1", "pg.shop.example.com") == "listener-::-8080-2/one"
+    secure = "listener-::-8080-3/gw-system_secure"
+    assert _chain(listener, "10.1.2.3", "www.shop.example.com") == secure
