@@ -10,6 +10,8 @@ from envoy.config.listener.v3 import listener_pb2
 
 from gw.explain.listeners import select_chain
 from gw.explain.request import Request
+from gw.explain.served import sources_from_proxy
+from gw.translator.dump import proxy_to_data
 from gw.translator.envoy import names
 from tests.golden.test_golden import CASES, translate_case
 
@@ -45,3 +47,10 @@ def test_sni_before_source(tmp_path: Path) -> None:
     assert _chain(listener, "127.0.0.1", "pg.shop.example.com") == "listener-::-8080-2/one"
     secure = "listener-::-8080-3/gw-system_secure"
     assert _chain(listener, "10.1.2.3", "www.shop.example.com") == secure
+
+
+def test_the_virtual_hosts_of_hybrid_parts_have_their_origins(tmp_path: Path) -> None:
+    _, result = translate_case(CASES / "gateway-hybrid-matched.in.yaml", tmp_path)
+    sources = sources_from_proxy(proxy_to_data(result.proxies[0]))
+    assert sources.virtual_hosts["gw-system_default"].resource == "VirtualService gw-system.default"
+    assert "gw-system_secure" in sources.virtual_hosts
