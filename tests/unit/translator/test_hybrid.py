@@ -3,12 +3,18 @@ gateway's own fields, and how an HTTP matcher's TLS defaults meet a VirtualServi
 
 from __future__ import annotations
 
+from gw.api import ResourceKey
 from gw.api.hcm import CidrRange, HttpConnectionManagerSettings
+from gw.api.status import State
 from gw.api.tls import SslConfig
 from gw.translator import ir
 from gw.translator.gateway.hybrid_matcher import build_matcher
 from gw.translator.gateway.matchable import merge_fields
 from gw.translator.reports import ResourceReport
+from gw.translator.translation import translate
+from tests.unit.translator.test_fallback import snapshot, vs
+
+WEB = vs("web", "web.test", "web")
 
 
 def test_the_childs_fields_win_unless_the_parent_prevents_it() -> None:
@@ -77,3 +83,40 @@ def test_matcher_tls_fills_only_what_the_virtual_service_leaves_unset() -> None:
     assert applied.require_client_certificate is False  # oneWayTls from the matcher
     named = SslConfig.model_validate({"secretRef": {"name": "a"}, "sniDomains": ["a.test"]})
     assert matched.tls.apply(_tls(), named).server_names == ("a.test",)
+
+
+HYBRID = """
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {name: hybrid, namespace: gw-system}
+spec:
+  bindPort: 9000
+  hybridGateway:
+    delegatedHttpGateways: {selector: {labels: {team: web}}}
+"""
+PART = """
+apiVersion: gateway.vendor.io/v1
+kind: MatchableHttpGateway
+metadata: {name: web, namespace: web, labels: {team: web}}
+spec:
+  matcher:
+    sourcePrefixRanges: [{addressPrefix: 10.0.0.0, prefixLen: 8}]
+  httpGateway: {}
+"""
+
+
+def test_a_broken_part_keeps_the_last_listener_and_no_part_leaves_none() -> None:
+    """A rejected MatchableHttpGateway rejects its Gateway, which keeps serving its last
+    accepted listener; once no resource is selected at all the Gateway only warns, and a
+    listener it no longer has is not kept."""
+    key = ResourceKey("Gateway", "gw-system", "hybrid")
+    first = translate(snapshot(HYBRID, PART, WEB))
+    assert [lis.name for lis in first.proxies[0].listeners] == ["listener-::-9000"]
+    broken = PART.replace("10.0.0.0", "ten")
+    second = translate(snapshot(HYBRID, broken, WEB), previous=first.accepted)
+    assert second.statuses[key].state is State.REJECTED
+    assert second.proxies[0].listeners == first.proxies[0].listeners
+    third = translate(snapshot(HYBRID, WEB), previous=second.accepted)
+    assert third.statuses[key].state is State.WARNING
+    assert "does not have any populated matched gateways" in third.statuses[key].reason
+    assert third.proxies[0].listeners == ()

@@ -10,16 +10,16 @@ carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's
 which the built-in gateways get too) and accepts connections (`listener_options.py`); TCP
 and hybrid gateways are `layer4.py`'s, HttpListenerOptions `http_listener_option.py`'s.
 
-A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
-VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
-off the listener (or served as last accepted). Bad Gateways are rejected and keep their last
-accepted version, like every other kind.
+A Gateway refers to VirtualServices to *select* them (no reference edge): a rejected one is
+only left off the listener (or served as last accepted), and never rejects the Gateway.
+Bad Gateways are rejected and keep their last accepted version, like every other kind.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from gw import api
 from gw.api import ResourceKey
@@ -98,9 +98,9 @@ class GatewayListener:
     #: How it speaks HTTP and accepts connections (gw's defaults for the built-in ones).
     http: ir.HttpSettings = ir.HttpSettings()
     options: ir.ListenerOptions = ir.ListenerOptions()
-    #: A `tcpGateway`'s hosts (then it serves no virtual host).
+    #: What it serves: virtual hosts, TCP hosts (`tcp`) or a hybrid's parts (`matched`).
+    kind: Literal["http", "tcp", "hybrid"] = "http"
     tcp: ir.TcpListener | None = None
-    #: A `hybridGateway`'s parts (its own `selection` is then unused).
     matched: tuple[MatchedSection, ...] = ()
 
     @property
@@ -219,6 +219,7 @@ def _layer4(
         ssl=False,
         proxies=proxies,
         options=built.options,
+        kind="tcp" if built.tcp is not None else "hybrid",
         tcp=built.tcp,
         matched=built.matched,
     )

@@ -116,7 +116,9 @@ def build_hybrid(gateway: api.Gateway, context: HybridContext) -> tuple[MatchedS
         if not any(parts) and len(report.errors) == errors:
             report.warning(FIELD, f"{EMPTY}: the delegated gateways select none")
     _check_conflicts(sections, report)
-    return tuple(sections) if len(report.errors) == errors else None
+    if len(report.errors) > errors or len(sections) < len(built):
+        return None  # a part reported on its own resource: the last accepted listener serves
+    return tuple(sections)
 
 
 def _inline(index: int, gateway: MatchedGateway, context: HybridContext) -> Part | None:

@@ -66,8 +66,8 @@ class Layer4:
 
 
 def build_layer4(gateway: api.Gateway, context: GatewayBuild, build: BuildGateway) -> Layer4 | None:
-    """The listener of a `tcpGateway` or `hybridGateway`, or None after reporting errors (or,
-    for delegated parts that select nothing, a warning)."""
+    """The listener of a `tcpGateway` or `hybridGateway` (without parts when its delegations
+    select none: it then has no listener), or None after reporting errors."""
     spec, meta = gateway.spec, gateway.metadata
     report = context.reports.of(gateway.key)
     errors = len(report.errors)
@@ -92,7 +92,7 @@ def build_layer4(gateway: api.Gateway, context: GatewayBuild, build: BuildGatewa
             gateway, tcp, name, f"{meta.namespace}.{meta.name}", context, build
         )
         matched = build_hybrid(gateway, hybrid)
-    if len(report.errors) > errors or (tcp_listener is None and not matched):
+    if len(report.errors) > errors or (tcp_listener is None and matched is None):
         return None
     return Layer4(
         options=listener_options or ir.ListenerOptions(),

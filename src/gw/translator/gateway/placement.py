@@ -130,9 +130,9 @@ def place_virtual_hosts(
 def http_parts(g: GatewayListener) -> tuple[tuple[GatewayListener, TlsDefaults | None], ...]:
     """Where a gateway places virtual hosts: itself, or each HTTP part of a hybrid one
     (with its matcher's TLS defaults); a TCP gateway nowhere."""
-    if g.matched:
+    if g.kind == "hybrid":
         return tuple((s.http, s.matched.tls) for s in g.matched if s.http is not None)
-    return () if g.tcp is not None else ((g, None),)
+    return () if g.kind == "tcp" else ((g, None),)
 
 
 def _ported(vhost: ir.VirtualHost, built: int, port: int) -> ir.VirtualHost:
@@ -186,7 +186,7 @@ def warn_domain_conflicts(
         if g.source is not None and domains:
             key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
             reports.of(key).warning(
-                "spec.hybridGateway" if g.matched else "spec.httpGateway",
+                "spec.hybridGateway" if g.kind == "hybrid" else "spec.httpGateway",
                 "domain conflict: the following domains are present in more than one of the "
                 f"virtual services associated with this gateway: [{' '.join(domains)}]",
             )

@@ -123,7 +123,7 @@ def _listeners(
     out = []
     for g in gateways:
         vhosts = by_role.get(g.role, [])
-        if proxy in g.proxies and (g.tcp is not None or g.matched):
+        if proxy in g.proxies and g.kind != "http":
             listener = _layer4_listener(g, by_role)
             if listener is not None:
                 out.append(listener)
