@@ -20,6 +20,7 @@ import yaml
 
 from gw.explain.explanation import Explanation
 from gw.explain.headers import TEMPLATE_FAILED
+from gw.explain.tcp import PASSTHROUGH
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
@@ -158,8 +159,8 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     problems = []
     if chosen is not None and chosen != predicted:
         problems.append(f"route: predicted {predicted}, Envoy chose {chosen}")
-    if outcome.action == "extauth":
-        return problems  # the extauth server decides: nothing to compare but the route
+    if outcome.action == "extauth" or outcome.by == PASSTHROUGH:
+        return problems  # the extauth server (the upstream's TLS) decides: nothing to compare
     if outcome.action == "close":
         if not seen.error:
             problems.append(f"predicted a closed connection, got {seen.status}")
@@ -175,7 +176,8 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if limited:
         return problems  # counters explain cannot see reached a limit
     if outcome.action == "forward":
-        upstream = "x-envoy-upstream-service-time" in seen.headers
+        # Through a TCP proxy the upstream's own answer comes back, without Envoy's headers.
+        upstream = "x-envoy-upstream-service-time" in seen.headers or outcome.by == "tcp proxy"
         failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
         if not (upstream or failed):
             problems.append(f"predicted a forward, Envoy answered {seen.status} {seen.body!r}")

@@ -43,7 +43,8 @@ class Connection:
     routes: route_pb2.RouteConfiguration | None
     #: One line per decision: the listener, the chain, the route configuration.
     steps: tuple[str, ...]
-    #: Why the connection goes no further (None: it reaches the HTTP connection manager).
+    #: Why the connection goes no further (None: it reaches the HTTP connection manager, or
+    #: a chain without one, `manager` None, whose TCP proxy `tcp.py` explains).
     closed: str | None = None
 
 
@@ -92,8 +93,18 @@ def connect(served: Served, request: Request, port: int) -> Connection:
             "send: the TLS handshake fails",
         )
     manager = _manager(chain)
-    if manager is None:
-        return Connection(listener, chain, None, None, tuple(steps), "the chain runs no HTTP")
+    if manager is None:  # a TCP proxy (`tcp.py`), or nothing explain knows
+        return Connection(listener, chain, None, None, tuple(steps))
+    if request.tls and not chain.HasField("transport_socket"):
+        return Connection(
+            listener,
+            chain,
+            None,
+            None,
+            tuple(steps),
+            f"filter chain {_name(chain)} serves plain HTTP: a TLS client's handshake gets no "
+            "answer (use an http:// URL)",
+        )
     if manager.HasField("route_config"):
         routes = manager.route_config
         steps.append(f"inline route configuration {routes.name or '(unnamed)'}")

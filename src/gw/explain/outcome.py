@@ -139,6 +139,11 @@ def _forward(
     )
 
 
+def cluster_destination(name: str, weight: int, share: float, served: Served) -> Destination:
+    """Cluster `name` with its healthy endpoints (or why it has none), as a destination."""
+    return _destination(name, weight, share, served)
+
+
 def _destination(name: str, weight: int, share: float, served: Served) -> Destination:
     upstream = served.sources.clusters.get(name)
     cluster = served.clusters.get(name)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from envoy.config.listener.v3 import listener_pb2
 
+from gw.explain.explainer import explain
 from gw.explain.listeners import select_chain
 from gw.explain.request import Request
-from gw.explain.served import sources_from_proxy
+from gw.explain.served import Served, sources_from_proxy
 from gw.translator.dump import proxy_to_data
 from gw.translator.envoy import names
 from tests.golden.test_golden import CASES, translate_case
@@ -23,16 +24,15 @@ def _listener(tmp_path: Path) -> listener_pb2.Listener:
     return found
 
 
-def _chain(listener: listener_pb2.Listener, source: str, sni: str | None = None) -> str | None:
-    request = Request(
-        method="GET",
-        scheme="https" if sni else "http",
-        authority="x",
-        target="/",
-        source_ip=source,
-        sni=sni,
+def _request(source: str, sni: str | None = None) -> Request:
+    scheme = "https" if sni else "http"
+    return Request(
+        method="GET", scheme=scheme, authority="x", target="/", source_ip=source, sni=sni
     )
-    chain, _ = select_chain(listener.filter_chains, request, listener)
+
+
+def _chain(listener: listener_pb2.Listener, source: str, sni: str | None = None) -> str | None:
+    chain, _ = select_chain(listener.filter_chains, _request(source, sni), listener)
     return chain.name if chain is not None else None
 
 
@@ -54,3 +54,15 @@ def test_the_virtual_hosts_of_hybrid_parts_have_their_origins(tmp_path: Path) ->
     sources = sources_from_proxy(proxy_to_data(result.proxies[0]))
     assert sources.virtual_hosts["gw-system_default"].resource == "VirtualService gw-system.default"
     assert "gw-system_secure" in sources.virtual_hosts
+
+
+def test_tcp_chains_are_proxied_and_tls_on_a_plain_http_chain_is_closed(tmp_path: Path) -> None:
+    _, result = translate_case(CASES / "gateway-hybrid-matched.in.yaml", tmp_path)
+    xds = result.served["gw-system~gateway-proxy"].resources
+    served = Served.from_messages([m for by_name in xds.values() for m in by_name.values()])
+    passed = explain(served, _request("127.0.0.1", "pg.shop.example.com"), port=8080, now=0)
+    assert passed.outcome.action == "forward"
+    assert passed.outcome.summary() == "proxied over TCP to pg_gw-system (TLS passed through)"
+    tls = explain(served, _request("127.0.0.1", "other.example.com"), port=8080, now=0)
+    assert tls.outcome.action == "close"
+    assert "serves plain HTTP: a TLS client's handshake gets no answer" in tls.outcome.reason

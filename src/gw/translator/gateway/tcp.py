@@ -213,6 +213,12 @@ def _settings(
         report.error(
             f"{field}.accessLogFlushInterval", "access log flush interval must have minimum of 1ms"
         )
+    elif flush_ms is not None:
+        report.warning(
+            f"{field}.accessLogFlushInterval",
+            "no effect yet: gw writes no access log for TCP connections (the interval is set "
+            "on Envoy's TCP proxy, for when it does)",
+        )
     tunnel = None
     if (config := settings.tunneling_config) is not None:
         where = f"{field}.tunnelingConfig"
