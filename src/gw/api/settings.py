@@ -12,7 +12,7 @@ from pydantic import Field
 
 from gw.api.duration import Duration
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import RateLimitServerSettings
+from gw.api.ratelimit import RateLimitServerSettings, RateLimitServiceSettings
 
 
 class ExtAuthHttpRequest(Model):
@@ -111,6 +111,7 @@ class SettingsSpec(Model):
     refresh_rate: Duration | None = None
     directory_config_source: DirectoryConfigSource | None = None
     ratelimit_server: RateLimitServerSettings | None = None
+    ratelimit: RateLimitServiceSettings | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
     gateway: dict[str, Any] | None = None

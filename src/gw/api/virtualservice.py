@@ -12,10 +12,16 @@ from gw.api.duration import Duration
 from gw.api.extauth import ExtAuthExtension
 from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
-from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.loadbalancer import RouteActionHashConfig
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import (
+    IngressRateLimit,
+    LocalRateLimit,
+    RateLimitConfigRefs,
+    RateLimitRouteExtension,
+    RateLimitVhostExtension,
+)
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.subsets import Subset
@@ -132,6 +138,12 @@ class RouteOptions(Model):
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
     lb_hash: RouteActionHashConfig | None = None
+    jwt_staged: JwtStagedRoute | None = None
+    jwt_providers_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitRouteExtension | None = None
+    ratelimit_early: RateLimitRouteExtension | None = None
+    ratelimit_regular: RateLimitRouteExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class Route(Model):
@@ -160,6 +172,11 @@ class VirtualHostOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    jwt_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitVhostExtension | None = None
+    ratelimit_early: RateLimitVhostExtension | None = None
+    ratelimit_regular: RateLimitVhostExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class VirtualHost(Model):

@@ -55,6 +55,8 @@ from gw.translator.ir.jwt import (
     JwtProvider,
     JwtVerification,
     RemoteJwks,
+    RouteJwt,
+    RouteJwtStage,
     TokenHeader,
 )
 from gw.translator.ir.listeners import (
@@ -78,6 +80,8 @@ from gw.translator.ir.loadbalancer import (
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
+    BasicLimits,
+    CountLimit,
     HeaderCondition,
     LocalLimit,
     Policy,
@@ -149,6 +153,7 @@ __all__ = [
     "Action",
     "AuthService",
     "AwsCredentials",
+    "BasicLimits",
     "Branch",
     "Call",
     "ChainMatch",
@@ -159,6 +164,7 @@ __all__ = [
     "ConnectionLimit",
     "ConnectionOptions",
     "CorsPolicy",
+    "CountLimit",
     "CustomAuth",
     "DirectResponse",
     "DnsOptions",
@@ -220,6 +226,8 @@ __all__ = [
     "ResponseRule",
     "RetryPolicy",
     "Route",
+    "RouteJwt",
+    "RouteJwtStage",
     "RouteMatch",
     "RouteOrigin",
     "ServiceSelection",
