@@ -72,6 +72,13 @@ BASE: dict[str, dict[str, Any]] = {
     "UpstreamGroup": {"destinations": []},
     "Settings": {},
     "AuthConfig": {"configs": []},
+    "MatchableHttpGateway": {"httpGateway": {}},
+    "MatchableTcpGateway": {
+        "tcpGateway": {
+            "tcpHosts": [{"name": "probe", "destination": {"forwardSniClusterName": {}}}]
+        }
+    },
+    "HttpListenerOption": {"options": {}},
 }
 
 #: Probes under these fields start from a minimal valid value of the field, so that they

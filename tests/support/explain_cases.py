@@ -30,6 +30,7 @@ import yaml
 from gw.explain.endpoints import NO_HEALTHY_UPSTREAM
 from gw.explain.explanation import Destination, Explanation
 from gw.explain.headers import TEMPLATE_FAILED
+from gw.explain.tcp import PASSTHROUGH
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
@@ -172,8 +173,8 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     problems = []
     if chosen is not None and chosen != predicted:
         problems.append(f"route: predicted {predicted}, Envoy chose {chosen}")
-    if outcome.action == "extauth":
-        return problems  # the extauth server decides: nothing to compare but the route
+    if outcome.action == "extauth" or outcome.by == PASSTHROUGH:
+        return problems  # the extauth server (the upstream's TLS) decides: nothing to compare
     if outcome.action == "close":
         if not seen.error:
             problems.append(f"predicted a closed connection, got {seen.status}")
@@ -220,7 +221,8 @@ def _forward_problems(
         problems.append(
             f"Envoy chose cluster {cluster}, predicted {_clusters(outcome.destinations)}"
         )
-    upstream = "x-envoy-upstream-service-time" in seen.headers
+    # Through a TCP proxy the upstream's own answer comes back, without Envoy's headers.
+    upstream = "x-envoy-upstream-service-time" in seen.headers or outcome.by == "tcp proxy"
     failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
     # A weighted route may pick a cluster explain says has nothing to pick from.
     empty = (

@@ -78,6 +78,8 @@ class Outcome:
                 f"{d.cluster} ({d.share:g}%)" if len(self.destinations) > 1 else d.cluster
                 for d in self.destinations
             )
+            if self.by.startswith("tcp proxy"):  # no HTTP in Envoy: the bytes go as they are
+                return f"proxied over TCP to {names}" + self.by.removeprefix("tcp proxy")
             return f"forwarded to {names}; the upstream answers"
         if self.action == "extauth":
             return f"the extauth server decides ({self.reason})"

@@ -4,13 +4,16 @@ connection manager (and route configuration) that chain runs.
 Listeners are told apart by port (and by address when two share a port). Filter chains, as
 Envoy picks them for what gw configures: by the SNI of the TLS handshake (exact server name,
 then the longest `*.` wildcard that matches, then a chain without server names), a plain
-connection having no SNI; a chain that names a transport protocol other than the
+connection having no SNI; among the chains of that server name, by the client's address
+(the most specific source range that holds it, else a chain without source ranges: a
+hybrid gateway's parts); a chain that names a transport protocol other than the
 connection's is skipped; no chain left means the connection is closed (gw's HTTPS listener
 has no default chain: a client asking for a name gw does not serve gets no certificate).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,7 +43,8 @@ class Connection:
     routes: route_pb2.RouteConfiguration | None
     #: One line per decision: the listener, the chain, the route configuration.
     steps: tuple[str, ...]
-    #: Why the connection goes no further (None: it reaches the HTTP connection manager).
+    #: Why the connection goes no further (None: it reaches the HTTP connection manager, or
+    #: a chain without one, `manager` None, whose TCP proxy `tcp.py` explains).
     closed: str | None = None
 
 
@@ -89,8 +93,18 @@ def connect(served: Served, request: Request, port: int) -> Connection:
             "send: the TLS handshake fails",
         )
     manager = manager_of(chain)
-    if manager is None:
-        return Connection(listener, chain, None, None, tuple(steps), "the chain runs no HTTP")
+    if manager is None:  # a TCP proxy (`tcp.py`), or nothing explain knows
+        return Connection(listener, chain, None, None, tuple(steps))
+    if request.tls and not chain.HasField("transport_socket"):
+        return Connection(
+            listener,
+            chain,
+            None,
+            None,
+            tuple(steps),
+            f"filter chain {_name(chain)} serves plain HTTP: a TLS client's handshake gets no "
+            "answer (use an http:// URL)",
+        )
     if manager.HasField("route_config"):
         routes = manager.route_config
         steps.append(f"inline route configuration {routes.name or '(unnamed)'}")
@@ -123,19 +137,21 @@ def select_chain(
     ]
     sni = request.sni.lower() if request.sni else None
     if sni is not None:
-        for chain in usable:
-            if sni in (n.lower() for n in chain.filter_chain_match.server_names):
-                return chain, f"filter chain {_name(chain)}: SNI {sni!r} is one of its server names"
+        exact = [c for c in usable if sni in (n.lower() for n in c.filter_chain_match.server_names)]
+        if exact:
+            return _by_source(exact, request, f"SNI {sni!r} is one of its server names")
         wildcards = [
             (name.lower()[1:], chain)
             for chain in usable
             for name in chain.filter_chain_match.server_names
             if name.startswith("*.")
         ]
-        for suffix, chain in sorted(wildcards, key=lambda w: len(w[0]), reverse=True):
-            if sni.endswith(suffix):
-                return chain, f"filter chain {_name(chain)}: SNI {sni!r} matches '*{suffix}'"
-    plain = [c for c in usable if not c.filter_chain_match.server_names]
+        matching = [(s, c) for s, c in wildcards if sni.endswith(s)]
+        if matching:
+            suffix = max(len(s) for s, _ in matching)
+            longest = [c for s, c in matching if len(s) == suffix]
+            return _by_source(longest, request, f"SNI {sni!r} matches '*{sni[-suffix:]}'")
+    plain = _from([c for c in usable if not c.filter_chain_match.server_names], request.source_ip)
     if plain:
         chain = plain[0]
         tls = chain.HasField("transport_socket")
@@ -159,6 +175,40 @@ def select_chain(
         f"no filter chain takes a connection with {asked} (server names: {', '.join(names)}): "
         "Envoy closes it during the TLS handshake"
     )
+
+
+def _by_source(
+    chains: Sequence[lc_pb2.FilterChain], request: Request, why: str
+) -> tuple[lc_pb2.FilterChain | None, str]:
+    """Among the chains of one server name, the one for the client's address."""
+    found = _from(chains, request.source_ip)
+    if not found:
+        return None, (
+            f"the filter chains for that server name take no client from {request.source_ip}: "
+            "Envoy closes the connection"
+        )
+    return found[0], f"filter chain {_name(found[0])}: {why}"
+
+
+def _from(chains: Sequence[lc_pb2.FilterChain], source: str) -> list[lc_pb2.FilterChain]:
+    """The chains Envoy considers for a client at `source`: those whose most specific
+    source range holds it, else those without source ranges."""
+    client = ipaddress.ip_address(source)
+    scored: list[tuple[int, lc_pb2.FilterChain]] = []
+    for chain in chains:
+        ranges = chain.filter_chain_match.source_prefix_ranges
+        if not ranges:
+            scored.append((0, chain))
+            continue
+        lengths = [
+            r.prefix_len.value + 1
+            for r in ranges
+            if client in ipaddress.ip_network(f"{r.address_prefix}/{r.prefix_len.value}", False)
+        ]
+        if lengths:
+            scored.append((max(lengths), chain))
+    best = max((score for score, _ in scored), default=None)
+    return [chain for score, chain in scored if score == best]
 
 
 def _name(chain: lc_pb2.FilterChain) -> str:

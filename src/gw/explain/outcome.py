@@ -141,6 +141,11 @@ def forwarded_to(action: rc_pb2.RouteAction, served: Served) -> list[Destination
     return [_destination(name, weight, weight * 100 / total, served) for name, weight in weighted]
 
 
+def cluster_destination(name: str, weight: int, share: float, served: Served) -> Destination:
+    """Cluster `name` with its healthy endpoints (or why it has none), as a destination."""
+    return _destination(name, weight, share, served)
+
+
 def _destination(name: str, weight: int, share: float, served: Served) -> Destination:
     upstream = served.sources.clusters.get(name)
     cluster = served.clusters.get(name)

@@ -24,6 +24,9 @@ WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 
 HCM = "envoy.filters.network.http_connection_manager"
 CONNECTION_LIMIT = "envoy.filters.network.connection_limit"
+TCP_PROXY = "envoy.filters.network.tcp_proxy"
+SNI_CLUSTER = "envoy.filters.network.sni_cluster"
+NETWORK_LOCAL_RATELIMIT = "envoy.filters.network.local_ratelimit"
 PROXY_PROTOCOL = "envoy.filters.listener.proxy_protocol"
 EARLY_HEADER_MUTATION = "envoy.http.early_header_mutation.header_mutation"
 PRESERVE_CASE = "envoy.http.stateful_header_formatters.preserve_case"
@@ -65,6 +68,9 @@ RATELIMIT_EARLY = "gw.ratelimit.early"
 EXTAUTH_SERVER_MISSING = "gw~extauth-server-not-configured"
 #: Likewise for the rate-limit server (the filter then denies: failure_mode_deny).
 RATELIMIT_SERVER_MISSING = "gw~ratelimit-server-not-configured"
+#: The cluster a TCP host whose destination does not exist proxies to: it never exists, so
+#: Envoy closes the connection (as it answers 503 for an HTTP route to a missing upstream).
+TCP_DESTINATION_MISSING = "gw~tcp-destination-not-found"
 #: What earlier releases called gw's own clusters: Envoys started with their bootstraps may
 #: still run during an upgrade, and `xds_cluster` is what `{name: xds, namespace: cluster}`
 #: would make.
@@ -83,6 +89,7 @@ RESERVED_CLUSTERS = frozenset(
         defaults.GCP_METADATA_CLUSTER,
         EXTAUTH_SERVER_MISSING,
         RATELIMIT_SERVER_MISSING,
+        TCP_DESTINATION_MISSING,
         *LEGACY_INTERNAL_CLUSTERS,
     }
 )

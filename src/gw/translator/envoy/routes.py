@@ -41,6 +41,9 @@ def build_route_configurations(
     listener: ir.Listener, protos: VirtualHostProtos | None = None
 ) -> list[route_pb2.RouteConfiguration]:
     protos = protos or VirtualHostProtos()
+    if listener.tcp is not None or listener.matched:  # each HTTP part's own, if any
+        parts = [m.http for m in listener.matched if m.http is not None]
+        return [rc for part in parts for rc in build_route_configurations(part, protos)]
     if tls.is_tls(listener):
         return [
             build_route_configuration(tls.route_config_name(listener, v), (v,), protos)

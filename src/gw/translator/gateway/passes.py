@@ -24,6 +24,7 @@ from gw.snapshot import Snapshot
 from gw.translator.gateway import (
     extauth,
     gateways,
+    hybrid,
     install,
     placement,
     ratelimit,
@@ -109,6 +110,7 @@ def build_gateway_listeners(build: Build) -> None:
             build.reports,
             keep_empty=build.translate_empty_gateways,
             grpc_web=build.grpc_web,
+            now=build.options.now,
         )
     )
 
@@ -174,6 +176,7 @@ def check_domain_conflicts(build: Build) -> None:
 
 def check_sni_conflicts(build: Build) -> None:
     tls.check_sni_conflicts(build.hosts, build.reports)
+    hybrid.check_part_conflicts(build.hosts, build.gateways, build.reports)
 
 
 def check_server_users(build: Build) -> None:
@@ -231,7 +234,7 @@ PASSES: tuple[Pass, ...] = (
     build_virtual_services,  # VirtualServices → virtual hosts, one at a time (cached)
     place_virtual_hosts,  # on the listeners of the gateways that select them
     check_domain_conflicts,  # one domain, two hosts on a listener: both rejected
-    check_sni_conflicts,  # one SNI name, two TLS hosts: both rejected
+    check_sni_conflicts,  # one SNI name, two TLS hosts (or a hybrid gateway's part): rejected
     check_server_users,  # hosts that need a server the Settings do not name: rejected
     add_direct_service_clusters,  # clusters of the services routes address directly
     propagate,  # referrers of rejected resources are rejected

@@ -71,12 +71,15 @@ from gw.translator.ir.jwt import (
 )
 from gw.translator.ir.listener_health import ListenerHealthCheck
 from gw.translator.ir.listeners import (
+    ChainMatch,
     ConnectionLimit,
     Listener,
     ListenerOptions,
+    MatchedListener,
     ProxyProtocol,
     ProxyProtocolRule,
     SocketOption,
+    TcpListener,
 )
 from gw.translator.ir.loadbalancer import (
     HashPolicy,
@@ -111,6 +114,7 @@ from gw.translator.ir.routes import (
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.stateful_session import StatefulSession
+from gw.translator.ir.tcp import TcpHost, TcpProxySettings, TcpTunnel
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -165,6 +169,7 @@ __all__ = [
     "BasicLimits",
     "Branch",
     "Call",
+    "ChainMatch",
     "CircuitBreakers",
     "ClaimMatch",
     "ClaimToHeader",
@@ -216,6 +221,7 @@ __all__ = [
     "LogFilter",
     "LogHeader",
     "MatchHeader",
+    "MatchedListener",
     "MergedKey",
     "MetadataValue",
     "Op",
@@ -256,7 +262,11 @@ __all__ = [
     "SubsetConfig",
     "SubsetSelector",
     "TcpHealthCheck",
+    "TcpHost",
     "TcpKeepalive",
+    "TcpListener",
+    "TcpProxySettings",
+    "TcpTunnel",
     "TemplateExtractor",
     "TemplateTransformation",
     "Text",
