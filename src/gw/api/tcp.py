@@ -8,19 +8,13 @@ Each of `tcpHosts` is a filter chain: plain, TLS terminated with the host's `ssl
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import Field
-
 from gw.api.duration import Duration
 from gw.api.headers import HeaderValueOption
 from gw.api.listener_options import ConnectionLimit
-from gw.api.meta import Model, ResourceRef
+from gw.api.meta import Model, ResourceRef, UInt32
 from gw.api.ratelimit import LocalRateLimit
 from gw.api.tls import SslConfig
 from gw.api.virtualservice import Destination, MultiDestination
-
-UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class TunnelingConfig(Model):
