@@ -38,6 +38,14 @@ class HttpGateway(Model):
     options: dict[str, Any] | None = None
 
 
+class RouteConfigurationOptions(Model):
+    """`routeOptions`: settings of the route configuration the listener is served."""
+
+    max_direct_response_body_size_bytes: int | None = Field(default=None, ge=0)
+    #: True: a route's header changes are applied after (so over) its virtual host's.
+    most_specific_header_mutations_wins: bool | None = None
+
+
 class GatewaySpec(Model):
     bind_address: str = "::"
     bind_port: int = Field(default=8080, ge=1, le=65535)
@@ -49,7 +57,7 @@ class GatewaySpec(Model):
     tcp_gateway: dict[str, Any] | None = None
     hybrid_gateway: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
-    route_options: dict[str, Any] | None = None
+    route_options: RouteConfigurationOptions | None = None
 
 
 class Gateway(Resource):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from gw.api.duration import Duration
+from gw.api.extproc import ExtProcSettings
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import RateLimitServerSettings
 
@@ -51,6 +52,9 @@ class SettingsSpec(Model):
     rbac: RbacSettings | None = None
     refresh_rate: Duration | None = None
     ratelimit_server: RateLimitServerSettings | None = None
+    ext_proc_early: ExtProcSettings | None = None
+    ext_proc: ExtProcSettings | None = None
+    ext_proc_late: ExtProcSettings | None = None
     # Accepted, not acted on (the established gateway's other Settings families).
     gw: dict[str, Any] | None = None
     gateway: dict[str, Any] | None = None

@@ -9,6 +9,7 @@ from pydantic import Field
 from gw.api.cors import CorsPolicy
 from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
+from gw.api.dynamicforwardproxy import DynamicForwardProxyRoute
 from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
@@ -17,6 +18,11 @@ from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.tls import SslConfig
+from gw.api.traffic import (
+    DestinationTrafficOptions,
+    RouteTrafficOptions,
+    VirtualHostTrafficOptions,
+)
 from gw.api.transform import TransformationStages
 
 
@@ -33,12 +39,18 @@ class QueryParameterMatcher(Model):
     regex: bool = False
 
 
+class ConnectMatcher(Model):
+    """Matches HTTP CONNECT requests (no fields)."""
+
+
 class Matcher(Model):
-    """A request match. Exactly one path specifier (`prefix`, `exact` or `regex`)."""
+    """A request match. Exactly one path specifier (`prefix`, `exact`, `regex` or
+    `connectMatcher`)."""
 
     prefix: str | None = None
     exact: str | None = None
     regex: str | None = None
+    connect_matcher: ConnectMatcher | None = None
     case_sensitive: bool | None = None
     headers: list[HeaderMatcher] = []
     query_parameters: list[QueryParameterMatcher] = []
@@ -68,9 +80,14 @@ class Destination(Model):
 MAX_TOTAL_WEIGHT = 2**32 - 1
 
 
+class WeightedDestinationOptions(DestinationTrafficOptions):
+    pass
+
+
 class WeightedDestination(Model):
     destination: Destination
     weight: int = Field(default=0, ge=0, le=MAX_TOTAL_WEIGHT)
+    options: WeightedDestinationOptions | None = None
 
 
 class MultiDestination(Model):
@@ -81,6 +98,8 @@ class RouteAction(Model):
     single: Destination | None = None
     multi: MultiDestination | None = None
     upstream_group: ResourceRef | None = None
+    cluster_header: str | None = None
+    dynamic_forward_proxy: DynamicForwardProxyRoute | None = None
 
 
 class DirectResponseAction(Model):
@@ -103,7 +122,7 @@ class RedirectAction(Model):
     port_redirect: int | None = None
 
 
-class RouteOptions(Model):
+class RouteOptions(RouteTrafficOptions):
     prefix_rewrite: str | None = None
     timeout: Duration | None = None
     host_rewrite: str | None = None
@@ -134,7 +153,7 @@ class Route(Model):
     name: str | None = None
 
 
-class VirtualHostOptions(Model):
+class VirtualHostOptions(VirtualHostTrafficOptions):
     jwt: VhostJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None

@@ -17,9 +17,13 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import names, transform
+from gw.translator.envoy import extproc, names, transform
+from gw.translator.envoy.buffer import BufferFilter
 from gw.translator.envoy.cors import CorsFilter
+from gw.translator.envoy.csrf import CsrfFilter
+from gw.translator.envoy.dynamicforwardproxy import DynamicForwardProxyFilter
 from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.faults import FaultFilter
 from gw.translator.envoy.jwt import JwtFilter
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.ratelimit import GlobalRateLimitFilter, LocalRateLimitFilter
@@ -66,16 +70,30 @@ class Router:
 #: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
 #: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
 #: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: `rateLimitBeforeAuth`. Fault injection comes first (the established Fault stage); the
+#: dynamic forward proxy, buffer and CSRF filters last before the router (its OutAuth and
+#: Route stages). The Settings' external processors stand where their `filterStage` puts
+#: them: each `extproc.at(slot)` emits only the processors placed at that slot.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
+    *extproc.at("first"),
+    FaultFilter(),
+    *extproc.at("after_fault"),
     *transform.EARLY,
     CorsFilter(),
+    *extproc.at("after_cors"),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
     JwtFilter(),
     RbacFilter(),
     ExtAuthz(),
+    *extproc.at("after_authn"),
     *transform.REGULAR,
+    *extproc.at("after_authz"),
     GlobalRateLimitFilter("regular"),
+    *extproc.at("after_ratelimit"),
+    DynamicForwardProxyFilter(),
+    BufferFilter(),
+    CsrfFilter(),
+    *extproc.at("last"),
     Router(),
 )

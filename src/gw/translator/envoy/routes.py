@@ -11,10 +11,13 @@ from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
-from gw.translator.envoy import tls
+from gw.translator.envoy import names, tls
+from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.retries import add_retry_extras
+from gw.translator.envoy.traffic import add_host_traffic, add_route_traffic
 
 
 class VirtualHostProtos:
@@ -37,24 +40,34 @@ def build_route_configurations(
     listener: ir.Listener, protos: VirtualHostProtos | None = None
 ) -> list[route_pb2.RouteConfiguration]:
     protos = protos or VirtualHostProtos()
+    options = listener.route_options
     if tls.is_tls(listener):
         return [
-            build_route_configuration(tls.route_config_name(listener, v), (v,), protos)
+            build_route_configuration(tls.route_config_name(listener, v), (v,), protos, options)
             for v in listener.virtual_hosts
         ]
-    return [build_route_configuration(listener.route_config_name, listener.virtual_hosts, protos)]
+    name = listener.route_config_name
+    return [build_route_configuration(name, listener.virtual_hosts, protos, options)]
 
 
 def build_route_configuration(
-    name: str, vhosts: Sequence[ir.VirtualHost], protos: VirtualHostProtos | None = None
+    name: str,
+    vhosts: Sequence[ir.VirtualHost],
+    protos: VirtualHostProtos | None = None,
+    options: ir.RouteConfigOptions | None = None,
 ) -> route_pb2.RouteConfiguration:
     protos = protos or VirtualHostProtos()
-    return route_pb2.RouteConfiguration(
+    out = route_pb2.RouteConfiguration(
         name=name,
         virtual_hosts=[protos.build(v) for v in vhosts],
         # Routes to a cluster that does not exist answer 503 instead of blocking the update.
         validate_clusters=wrappers_pb2.BoolValue(value=False),
     )
+    if options is not None:
+        if options.max_direct_response_body_bytes is not None:
+            out.max_direct_response_body_size_bytes.value = options.max_direct_response_body_bytes
+        out.most_specific_header_mutations_wins = options.most_specific_header_mutations_wins
+    return out
 
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
@@ -64,6 +77,7 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
         routes=[build_route(vhost, r) for r in vhost.routes],
     )
     add_header_manipulation(out, vhost.headers)
+    add_host_traffic(out, vhost)
     if vhost.retries is not None:
         out.retry_policy.CopyFrom(_retry_policy(vhost.retries))
     for http_filter in HTTP_FILTERS:
@@ -86,6 +100,7 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
             out.direct_response.body.inline_string = action.body
     else:
         out.redirect.CopyFrom(_redirect(action))
+    add_route_traffic(out, route)
     add_header_manipulation(out, route.headers)
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_route(vhost, route)
@@ -98,6 +113,8 @@ def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
     out = rc_pb2.RouteMatch()
     if match.path_kind == "prefix":
         out.prefix = match.path
+    elif match.path_kind == "connect":
+        out.connect_matcher.SetInParent()
     elif match.path_kind == "exact":
         out.path = match.path
     else:
@@ -145,15 +162,19 @@ def _query_matcher(query: ir.QueryMatch) -> rc_pb2.QueryParameterMatcher:
 
 def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
     out = rc_pb2.RouteAction()
-    if len(action.clusters) == 1:
+    if action.cluster_header is not None:
+        out.cluster_header = action.cluster_header
+    elif action.dynamic_forward_proxy is not None:
+        out.cluster = names.DYNAMIC_FORWARD_PROXY_CLUSTER
+    elif len(action.clusters) == 1:
         out.cluster = action.clusters[0].cluster
     else:
-        out.weighted_clusters.clusters.extend(
-            rc_pb2.WeightedCluster.ClusterWeight(
+        for c in action.clusters:
+            weighted = rc_pb2.WeightedCluster.ClusterWeight(
                 name=c.cluster, weight=wrappers_pb2.UInt32Value(value=c.weight)
             )
-            for c in action.clusters
-        )
+            add_destination_traffic(weighted, c)
+            out.weighted_clusters.clusters.append(weighted)
     if action.prefix_rewrite is not None:
         out.prefix_rewrite = action.prefix_rewrite
     if action.timeout_ms is not None:
@@ -181,6 +202,7 @@ def _retry_policy(policy: ir.RetryPolicy) -> rc_pb2.RetryPolicy:
         out.retry_back_off.base_interval.CopyFrom(_duration(policy.base_interval_ms))
         if policy.max_interval_ms is not None:
             out.retry_back_off.max_interval.CopyFrom(_duration(policy.max_interval_ms))
+    add_retry_extras(out, policy)
     return out
 
 

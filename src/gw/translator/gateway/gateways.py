@@ -25,6 +25,7 @@ from gw.api.gateway import DEFAULT_PROXY
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.routeconfig import build_route_config_options
 from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
 from gw.translator.options import Options
@@ -78,6 +79,8 @@ class GatewayListener:
     selection: Selection = Selection()
     #: Emit the listener even when no virtual host lands on it.
     keep_empty: bool = False
+    #: The Gateway's `routeOptions` (None: Envoy's defaults).
+    route_options: ir.RouteConfigOptions | None = None
 
     @property
     def name(self) -> str:
@@ -128,7 +131,7 @@ def _build(
             "spec.bindAddress",
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
-    for field in ("tcpGateway", "hybridGateway", "options", "routeOptions"):
+    for field in ("tcpGateway", "hybridGateway", "options"):
         value = getattr(spec, _snake(field))
         if value or (value is not None and field.endswith("Gateway")):
             report.error(
@@ -166,6 +169,7 @@ def _build(
         proxies=proxies,
         selection=selection,
         keep_empty=keep_empty,
+        route_options=build_route_config_options(spec.route_options),
     )
 
 

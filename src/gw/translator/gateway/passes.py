@@ -23,6 +23,7 @@ from gw.api import ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator.gateway import (
     extauth,
+    extproc,
     gateways,
     install,
     placement,
@@ -48,7 +49,7 @@ from gw.translator.refs import propagate_rejections
 Pass = Callable[[Build], None]
 
 #: gw's own servers that virtual hosts call, each attached by `servers.py`'s one mechanism.
-SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER)
+SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER, *extproc.SERVERS)
 
 
 def build_proxy(

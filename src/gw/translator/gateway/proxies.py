@@ -131,6 +131,7 @@ def _listeners(
                     port=g.port,
                     virtual_hosts=tuple(sorted(vhosts, key=lambda v: v.name)),
                     gateway=g.source,
+                    route_options=g.route_options,
                 )
             )
     return tuple(out)

@@ -17,6 +17,7 @@ from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route,
 from gw.translator import ir
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.matchers import build_match
@@ -25,6 +26,7 @@ from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.traffic import build_destination_traffic, build_route_traffic
 from gw.translator.gateway.transform import build_staged_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
 from gw.translator.gateway.upstreams import cluster_name
@@ -126,6 +128,15 @@ class RouteBuilder:
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
+        traffic = build_route_traffic(
+            options,
+            where,
+            forwarded=isinstance(action, ir.Forward),
+            own=own,
+            refs=self.refs,
+            owner=self.owner,
+            report=self.report,
+        )
         for match in self._matches(route, field, parent):
             if action is None:
                 continue
@@ -142,6 +153,7 @@ class RouteBuilder:
                     retries=retries,
                     cors=cors,
                     ratelimit=ratelimit,
+                    traffic=traffic,
                 )
             )
 
@@ -212,10 +224,16 @@ class RouteBuilder:
         clusters = self._clusters(route, f"{field}.routeAction")
         if clusters is None:
             return None
-        if not clusters:  # an upstream group that does not exist (warned)
-            return ir.DirectResponse(status=503)
+        target = request_target(route.route_action, f"{field}.routeAction", self.report)
+        if target is None and not clusters:
+            action = route.route_action
+            if action.cluster_header is not None or action.dynamic_forward_proxy is not None:
+                return None  # in error (reported)
+            return ir.DirectResponse(status=503)  # an upstream group that does not exist (warned)
         return ir.Forward(
             clusters=clusters,
+            cluster_header=target.cluster_header if target else None,
+            dynamic_forward_proxy=target.dynamic_forward_proxy if target else None,
             prefix_rewrite=options.prefix_rewrite or None,
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
@@ -225,6 +243,11 @@ class RouteBuilder:
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
         action = route.route_action
         assert action is not None
+        if len(chosen := destinations_set(action)) > 1:
+            self.report.error(field, f"set one destination, not {', '.join(chosen)}")
+            return None
+        if action.cluster_header is not None or action.dynamic_forward_proxy is not None:
+            return ()  # the request names its upstream (checked by `request_target`)
         if action.single is not None:
             target = self._destination(action.single, f"{field}.single")
             return None if target is None else (target,)
@@ -251,13 +274,18 @@ class RouteBuilder:
                 )
                 if target is None:
                     return None
+                traffic = build_destination_traffic(
+                    d.options, f"{field}.multi.destinations[{i}].options", self.report
+                )
                 if d.weight > 0:
-                    out.append(dataclasses.replace(target, weight=d.weight))
+                    out.append(dataclasses.replace(target, weight=d.weight, traffic=traffic))
             return tuple(out)
         if action.upstream_group is not None:
             return self._group(action.upstream_group, f"{field}.upstreamGroup")
         self.report.error(
-            field, "must specify either 'single', 'multi' or 'upstreamGroup' for action"
+            field,
+            "must specify either 'single', 'multi', 'upstreamGroup', 'clusterHeader' or "
+            "'dynamicForwardProxy' for action",
         )
         return None
 

@@ -17,9 +17,23 @@ servers are not IR but contracts with those servers (`gw.wire`); the Proxy carri
 
 from __future__ import annotations
 
+from gw.translator.ir.buffer import BufferLimit
 from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.csrf import CsrfPolicy
+from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
 from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extproc import (
+    ExtProcOverrides,
+    ExtProcRoute,
+    ExtProcServer,
+    GrpcTarget,
+    MutationRules,
+    ProcessingMode,
+)
+from gw.translator.ir.extproc import Slot as ExtProcSlot
+from gw.translator.ir.extproc import Variant as ExtProcVariant
+from gw.translator.ir.faults import FaultAbort, FaultDelay, Faults
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.jwt import (
     ClaimToHeader,
@@ -29,6 +43,7 @@ from gw.translator.ir.jwt import (
     TokenHeader,
 )
 from gw.translator.ir.listeners import Listener
+from gw.translator.ir.matching import Fraction, StringMatch
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
@@ -40,6 +55,8 @@ from gw.translator.ir.ratelimit import (
 )
 from gw.translator.ir.rbac import ClaimMatch, Rbac, RbacPolicy, RbacPrincipal
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.rewrite import RegexRewrite, Rewrites
+from gw.translator.ir.routeconfig import RouteConfigOptions
 from gw.translator.ir.routes import (
     DirectResponse,
     Forward,
@@ -50,9 +67,13 @@ from gw.translator.ir.routes import (
     RouteMatch,
     WeightedCluster,
 )
+from gw.translator.ir.routetracing import RouteTracing
 from gw.translator.ir.secrets import TlsSecret
+from gw.translator.ir.shadowing import Shadow
 from gw.translator.ir.source import SourceRef
+from gw.translator.ir.timeouts import StreamTimeouts
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
+from gw.translator.ir.traffic import DestinationTraffic, HostTraffic, RouteTraffic
 from gw.translator.ir.transform import (
     Extractor,
     ExtractorRef,
@@ -61,31 +82,49 @@ from gw.translator.ir.transform import (
     StagedTransformations,
     Transformation,
 )
+from gw.translator.ir.upgrades import Upgrade
 from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "BufferLimit",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
     "CorsPolicy",
+    "CsrfPolicy",
+    "DestinationTraffic",
     "DirectResponse",
+    "DynamicForwardProxy",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
+    "ExtProcOverrides",
+    "ExtProcRoute",
+    "ExtProcServer",
+    "ExtProcSlot",
+    "ExtProcVariant",
     "Extractor",
     "ExtractorRef",
+    "FaultAbort",
+    "FaultDelay",
+    "Faults",
     "Forward",
+    "Fraction",
+    "GrpcTarget",
     "HeaderCondition",
     "HeaderManipulation",
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "HostTraffic",
     "JwtProvider",
     "JwtVerification",
     "Listener",
     "LocalLimit",
+    "MutationRules",
     "Policy",
+    "ProcessingMode",
     "Proxy",
     "QueryMatch",
     "RateLimitServer",
@@ -94,18 +133,27 @@ __all__ = [
     "RbacPolicy",
     "RbacPrincipal",
     "Redirect",
+    "RegexRewrite",
     "RemoteJwks",
     "RequestHeaderRef",
     "RetryPolicy",
+    "Rewrites",
     "Route",
+    "RouteConfigOptions",
     "RouteMatch",
+    "RouteTracing",
+    "RouteTraffic",
     "ServiceSelection",
+    "Shadow",
     "SourceRef",
     "StagedTransformations",
+    "StreamTimeouts",
+    "StringMatch",
     "TlsSecret",
     "TlsTermination",
     "TokenHeader",
     "Transformation",
+    "Upgrade",
     "UpstreamTls",
     "VirtualHost",
     "WeightedCluster",
