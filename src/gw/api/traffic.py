@@ -9,7 +9,7 @@ translator with a status naming the field: stock Envoy has neither filter.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from gw.api.buffer import BufferPerRoute
 from gw.api.csrf import CsrfPolicy
@@ -31,6 +31,14 @@ class CorsPolicyMergeSettings(Model):
 
 
 class RouteTrafficOptions(Model):
+    #: Fields of one oneof in the established API: merging options (optionsConfigRefs,
+    #: delegation) takes the group whole from the source that sets any of it.
+    ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
+        frozenset(
+            {"host_rewrite", "auto_host_rewrite", "host_rewrite_path_regex", "host_rewrite_header"}
+        ),
+    )
+
     faults: RouteFaults | None = None
     shadowing: RouteShadowing | None = None
     regex_rewrite: RegexMatchAndSubstitute | None = None

@@ -3,8 +3,9 @@ inline options, and the shallow merge that also passes route options down to del
 routes.
 
 The merge is generic over the models' fields (a field set higher up wins whole; a field
-only a lower source sets is taken from it), so options added by any feature merge the
-same way without code here.
+only a lower source sets is taken from it; a oneof of the established API, listed in the
+model's `ONEOFS`, counts as one field), so options added by any feature merge the same way
+without code here.
 """
 
 from __future__ import annotations
@@ -41,10 +42,16 @@ def merge_over(high: M | None, low: M | None) -> M | None:
         return high
     if high is None:
         return low
+    taken = high.model_fields_set | {
+        name
+        for group in getattr(type(high), "ONEOFS", ())
+        if group & high.model_fields_set
+        for name in group
+    }
     update = {
         name: getattr(low, name)
         for name in type(low).model_fields
-        if name in low.model_fields_set and name not in high.model_fields_set
+        if name in low.model_fields_set and name not in taken
     }
     return high.model_copy(update=update) if update else high
 
