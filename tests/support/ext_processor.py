@@ -2,10 +2,10 @@
 ext_proc server), a grpc.aio `ExternalProcessor` on a free loopback port, served from a
 thread of its own.
 
-On request headers it adds `x-ext-proc: <name>` (and `x-ext-proc-path`, the path it saw),
-and follows the `instructions` header as the established gateway's example processor does
+On request headers it adds `x-ext-proc-<name>: <path it saw>`, and follows the
+`instructions` header as the established gateway's example processor does
 (`{"addHeaders": {...}, "removeHeaders": [...]}`); on response headers it adds
-`x-ext-proc-response: <name>`. `seen` lists the paths whose headers it processed."""
+`x-ext-proc-<name>-response: yes`. `seen` holds the request headers it was sent."""
 
 from __future__ import annotations
 
@@ -43,10 +43,9 @@ class _Servicer(pb_grpc.ExternalProcessorServicer):  # type: ignore[misc]
         async for request in requests:
             if request.HasField("request_headers"):
                 headers = _headers(request.request_headers)
-                path = headers.get(":path", "")
-                self.processor.seen.append(path)
+                self.processor.seen.append(headers)
                 mutation = pb.HeaderMutation(
-                    set_headers=[_header("x-ext-proc", name), _header("x-ext-proc-path", path)]
+                    set_headers=[_header(f"x-ext-proc-{name}", headers.get(":path", ""))]
                 )
                 instructions = json.loads(headers.get("instructions", "{}"))
                 for key, value in instructions.get("addHeaders", {}).items():
@@ -58,7 +57,9 @@ class _Servicer(pb_grpc.ExternalProcessorServicer):  # type: ignore[misc]
                     )
                 )
             elif request.HasField("response_headers"):
-                mutation = pb.HeaderMutation(set_headers=[_header("x-ext-proc-response", name)])
+                mutation = pb.HeaderMutation(
+                    set_headers=[_header(f"x-ext-proc-{name}-response", "yes")]
+                )
                 yield pb.ProcessingResponse(
                     response_headers=pb.HeadersResponse(
                         response=pb.CommonResponse(header_mutation=mutation)
@@ -73,7 +74,7 @@ class _Servicer(pb_grpc.ExternalProcessorServicer):  # type: ignore[misc]
 class ExtProcessor:
     def __init__(self, name: str = "processor") -> None:
         self.name = name
-        self.seen: list[str] = []
+        self.seen: list[dict[str, str]] = []
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
