@@ -10,6 +10,7 @@ shadowed copies (`tests/support/recorder.py`) and a WebSocket echo server
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -43,6 +44,7 @@ KEYS = [
     "VirtualService gw-system.test-direct-response",
     "VirtualService gw-system.test-redirect",
     "VirtualService docs.docsmgmt-http",
+    "VirtualService default.forward-proxy-vs",
 ]
 
 
@@ -287,6 +289,29 @@ def test_cluster_header_picks_the_cluster(gw: GwUp) -> None:
         gw, "forward.example.com", "/by-cluster", headers={"x-cluster": "alpha_default"}
     )
     assert echoed(by_alpha)["name"] == "alpha"
+
+
+def test_connect_tunnel_through_the_dynamic_forward_proxy(gw: GwUp) -> None:
+    target = f"127.0.0.1:{gw.alpha_port}"  # type: ignore[attr-defined]
+    with socket.create_connection(("127.0.0.1", gw.http_port), timeout=10) as sock:
+        sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        head = _read_until(sock, b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        sock.sendall(b"GET /tunnelled HTTP/1.1\r\nHost: inside\r\nConnection: close\r\n\r\n")
+        answer = _read_until(sock, b"")
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert b'"path":"/tunnelled"' in answer and b"x-echo-name: alpha" in answer
+
+
+def _read_until(sock: socket.socket, marker: bytes) -> bytes:
+    """Bytes from `sock` up to `marker` (or until it closes, when `marker` is empty)."""
+    data = b""
+    while not marker or marker not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 # --- WebSocket upgrades ------------------------------------------------------------------
