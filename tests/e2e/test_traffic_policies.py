@@ -232,6 +232,14 @@ def test_buffer_limit_answers_413(gw: GwUp) -> None:
     assert echoed(elsewhere)["body"] == "x" * 100
 
 
+def test_a_weighted_destination_has_its_own_buffer_limit_and_headers(gw: GwUp) -> None:
+    big = send(gw, "buffer.example.com", "/weighted", "POST", content=b"x" * 100)
+    assert big.status_code == 413
+    fits = echoed(send(gw, "buffer.example.com", "/weighted", "POST", content=b"x" * 10))
+    headers = fits["headers"]
+    assert isinstance(headers, dict) and headers["x-destination"] == "alpha"
+
+
 # --- stream timeouts ---------------------------------------------------------------------
 
 

@@ -166,7 +166,7 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.cluster_header = action.cluster_header
     elif action.dynamic_forward_proxy is not None:
         out.cluster = names.DYNAMIC_FORWARD_PROXY_CLUSTER
-    elif len(action.clusters) == 1:
+    elif len(action.clusters) == 1 and action.clusters[0].traffic is None:
         out.cluster = action.clusters[0].cluster
     else:
         for c in action.clusters:

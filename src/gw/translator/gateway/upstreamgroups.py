@@ -15,6 +15,7 @@ from gw.api import ResourceKey, ResourceRef
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.traffic import build_destination_traffic
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -62,7 +63,10 @@ def group_clusters(
         if target is None:
             ok = False
         elif weighted.weight > 0:
-            out.append(dataclasses.replace(target, weight=weighted.weight))
+            traffic = build_destination_traffic(
+                weighted.options, f"spec.destinations[{i}].options", report
+            )
+            out.append(dataclasses.replace(target, weight=weighted.weight, traffic=traffic))
     if ok and not out:
         report.error("spec.destinations", "at least one destination needs a weight above 0")
     if ok and (total := sum(w.weight for w in destinations)) > MAX_TOTAL_WEIGHT:
