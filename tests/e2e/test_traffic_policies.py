@@ -297,6 +297,8 @@ def test_cluster_header_picks_the_cluster(gw: GwUp) -> None:
         gw, "forward.example.com", "/by-cluster", headers={"x-cluster": "alpha_default"}
     )
     assert echoed(by_alpha)["name"] == "alpha"
+    unknown = send(gw, "forward.example.com", "/by-cluster", headers={"x-cluster": "nope_default"})
+    assert unknown.status_code == 503
 
 
 def test_connect_tunnel_through_the_dynamic_forward_proxy(gw: GwUp) -> None:

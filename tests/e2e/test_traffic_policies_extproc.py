@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.ext_processor import ExtProcessor
 from tests.support.manifests import upstream
+from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +31,11 @@ apiVersion: gw.vendor.io/v1
 kind: Upstream
 metadata: {{name: late-ext-proc, namespace: gw-system}}
 spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {late}}}]}}}}
+---
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: dead-ext-proc, namespace: gw-system}}
+spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {dead}}}]}}, useHttp2: true}}
 ---
 apiVersion: gw.vendor.io/v1
 kind: Settings
@@ -62,6 +68,12 @@ spec:
           extProcEarly:
             overrides:
               processingMode: {{requestHeaderMode: SEND, responseHeaderMode: SKIP}}
+      - matchers: [{{prefix: /dead}}]
+        routeAction: {{single: {{upstream: {{name: app}}}}}}
+        options:
+          extProcEarly:
+            overrides:
+              grpcService: {{extProcServerRef: {{name: dead-ext-proc, namespace: gw-system}}}}
       - matchers: [{{prefix: /}}]
         routeAction: {{single: {{upstream: {{name: app}}}}}}
 """
@@ -74,7 +86,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     try:
         folder = work / "config"
         folder.mkdir()
-        (folder / "settings.yaml").write_text(SETTINGS.format(early=early.port, late=late.port))
+        (folder / "settings.yaml").write_text(
+            SETTINGS.format(early=early.port, late=late.port, dead=free_port())
+        )
         (folder / "app.yaml").write_text(upstream("app", app.port) + "---" + VIRTUAL_SERVICE)
         up = GwUp(folder, work / "home")
         try:
@@ -145,3 +159,10 @@ def test_a_route_overrides_the_processing_mode(setup: Setup) -> None:
     response = get(gw, "/no-response")
     assert upstream_headers(response)["x-ext-proc-early"] == "/no-response"
     assert "x-ext-proc-early-response" not in response.headers
+
+
+def test_a_processor_that_cannot_be_reached_fails_the_request(setup: Setup) -> None:
+    gw, _, _ = setup
+    response = get(gw, "/dead")  # the route's override names a processor nobody serves
+    assert response.status_code == 500
+    assert upstream_headers(get(gw, "/alive"))["x-ext-proc-early"] == "/alive"
