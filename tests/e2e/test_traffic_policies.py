@@ -271,6 +271,15 @@ def test_attempt_counts_sent_up_and_back(gw: GwUp) -> None:
     assert response.headers["x-envoy-attempt-count"] == "1"
 
 
+def test_virtual_clusters_count_their_requests(gw: GwUp) -> None:
+    stat = "vhost.default_metadata.vcluster.team_pages.upstream_rq_total"
+    before = stat_sum(gw, stat)
+    assert echoed(send(gw, "metadata.example.com", "/pages/12"))["name"] == "alpha"
+    send(gw, "metadata.example.com", "/pages/x")  # not the pattern
+    send(gw, "metadata.example.com", "/pages/12", "POST")  # not the method
+    assert stat_sum(gw, stat) == before + 1
+
+
 def test_cors_union_merges_expose_headers(gw: GwUp) -> None:
     origin = {"origin": "https://api.example.com"}
     response = send(gw, "cors.example.com", "/api", headers=origin)

@@ -5,7 +5,9 @@ one off or override parts of it (`RouteSettings`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from gw.api.duration import Duration
 from gw.api.headers import HeaderValue
@@ -91,7 +93,8 @@ class ExtProcSettings(Model):
     max_message_timeout: Duration | None = None
     disable_clear_route_cache: bool | None = None
     forward_rules: HeaderForwardingRules | None = None
-    filter_metadata: dict[str, Any] | None = None
+    #: A protobuf Struct: any JSON object, passed to Envoy as it is.
+    filter_metadata: dict[str, JsonValue] | None = None
     allow_mode_override: bool | None = None
     metadata_context_namespaces: list[str] = []
     typed_metadata_context_namespaces: list[str] = []

@@ -3,8 +3,9 @@
 there extend these (`RouteOptions(RouteTrafficOptions)`, ...), and every field is spelled
 and placed as in the established API.
 
-`dlp` and `waf` are parsed (so that an established manifest loads) and refused by the
-translator with a status naming the field: stock Envoy has neither filter.
+`dlp`, `waf` and `extensions` are parsed (so that an established manifest loads) and
+refused by the translator with a status naming the field: stock Envoy has neither filter,
+and gw runs no plugins that read opaque extensions.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gw.api.matching import RegexMatchAndSubstitute
 from gw.api.meta import Model
 from gw.api.routetracing import RouteTracingSettings
 from gw.api.shadowing import RouteShadowing
+from gw.api.stats import Stats
 from gw.api.timeouts import MaxStreamDuration
 from gw.api.upgrades import ProtocolUpgradeConfig
 
@@ -57,9 +59,11 @@ class RouteTrafficOptions(Model):
     ext_proc_late: ExtProcRouteSettings | None = None
     dlp: dict[str, Any] | None = None
     waf: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
 
 
 class VirtualHostTrafficOptions(Model):
+    stats: Stats | None = None
     buffer_per_route: BufferPerRoute | None = None
     csrf: CsrfPolicy | None = None
     include_request_attempt_count: bool | None = None
@@ -70,6 +74,7 @@ class VirtualHostTrafficOptions(Model):
     ext_proc_late: ExtProcRouteSettings | None = None
     dlp: dict[str, Any] | None = None
     waf: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
 
 
 class DestinationTrafficOptions(Model):
@@ -78,3 +83,4 @@ class DestinationTrafficOptions(Model):
     header_manipulation: HeaderManipulation | None = None
     buffer_per_route: BufferPerRoute | None = None
     csrf: CsrfPolicy | None = None
+    extensions: dict[str, Any] | None = None

@@ -13,6 +13,7 @@ from gw.api.dynamicforwardproxy import DynamicForwardProxyRoute
 from gw.api.extauth import ExtAuthExtension
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.matching import RegexMatchAndSubstitute
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
@@ -111,6 +112,7 @@ class RedirectAction(Model):
     host_redirect: str | None = None
     path_redirect: str | None = None
     prefix_rewrite: str | None = None
+    regex_rewrite: RegexMatchAndSubstitute | None = None
     response_code: (
         Literal[
             "MOVED_PERMANENTLY", "FOUND", "SEE_OTHER", "TEMPORARY_REDIRECT", "PERMANENT_REDIRECT"

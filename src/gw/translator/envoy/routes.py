@@ -17,6 +17,7 @@ from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.retries import add_retry_extras
+from gw.translator.envoy.rewrite import regex_substitution
 from gw.translator.envoy.traffic import add_host_traffic, add_route_traffic
 
 
@@ -227,6 +228,8 @@ def _redirect(action: ir.Redirect) -> rc_pb2.RedirectAction:
         out.path_redirect = action.path
     elif action.prefix_rewrite is not None:
         out.prefix_rewrite = action.prefix_rewrite
+    elif action.regex_rewrite is not None:
+        out.regex_rewrite.CopyFrom(regex_substitution(action.regex_rewrite))
     if action.https:
         out.https_redirect = True
     if action.port is not None:

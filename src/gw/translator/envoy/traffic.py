@@ -16,6 +16,7 @@ from gw.translator import ir
 from gw.translator.envoy.rewrite import add_rewrites
 from gw.translator.envoy.routetracing import add_route_tracing
 from gw.translator.envoy.shadowing import build_mirror_policy
+from gw.translator.envoy.stats import build_virtual_clusters
 from gw.translator.envoy.timeouts import add_stream_timeouts
 from gw.translator.envoy.upgrades import build_upgrade_configs
 
@@ -49,6 +50,7 @@ def add_host_traffic(out: rc_pb2.VirtualHost, vhost: ir.VirtualHost) -> None:
         out.include_request_attempt_count = True
     if traffic.attempt_count_in_response:
         out.include_attempt_count_in_response = True
+    out.virtual_clusters.extend(build_virtual_clusters(traffic.virtual_clusters))
 
 
 def used_anywhere(

@@ -25,6 +25,7 @@ from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
+from gw.translator.gateway.redirects import build_redirect
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.traffic import build_destination_traffic, build_route_traffic
 from gw.translator.gateway.transform import build_staged_transformations
@@ -32,16 +33,6 @@ from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_lar
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
-
-_REDIRECT_CODES = {
-    None: 301,
-    "MOVED_PERMANENTLY": 301,
-    "FOUND": 302,
-    "SEE_OTHER": 303,
-    "TEMPORARY_REDIRECT": 307,
-    "PERMANENT_REDIRECT": 308,
-}
-
 
 _NO_OPTIONS = RouteOptions()
 _CATCH_ALL = (Matcher(prefix="/"),)
@@ -210,16 +201,7 @@ class RouteBuilder:
             d = route.direct_response_action
             return ir.DirectResponse(status=d.status, body=d.body)
         if route.redirect_action is not None:
-            r = route.redirect_action
-            return ir.Redirect(
-                host=r.host_redirect,
-                path=r.path_redirect,
-                prefix_rewrite=r.prefix_rewrite,
-                response_code=_REDIRECT_CODES[r.response_code],
-                https=r.https_redirect,
-                strip_query=r.strip_query,
-                port=r.port_redirect,
-            )
+            return build_redirect(route.redirect_action, f"{field}.redirectAction", self.report)
         assert route.route_action is not None
         clusters = self._clusters(route, f"{field}.routeAction")
         if clusters is None:

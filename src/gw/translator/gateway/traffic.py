@@ -2,7 +2,8 @@
 holders (`ir.RouteTraffic`, `ir.HostTraffic`, `ir.DestinationTraffic`), each option by its
 feature's module. Options that change how a request is forwarded (rewrites, stream
 timeouts, shadowing, upgrades) only act on routes with a `routeAction`: elsewhere they are
-reported. `dlp` and `waf` are refused: stock Envoy has neither filter."""
+reported. `dlp`, `waf` and `extensions` are refused: stock Envoy has neither filter, and
+no gw plugin reads opaque extensions."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.rewrite import build_rewrites
 from gw.translator.gateway.routetracing import build_route_tracing
 from gw.translator.gateway.shadowing import build_shadow
+from gw.translator.gateway.stats import build_virtual_clusters
 from gw.translator.gateway.timeouts import build_stream_timeouts
 from gw.translator.gateway.upgrades import build_upgrades
 from gw.translator.refs import Refs
@@ -30,6 +32,8 @@ _UNSUPPORTED = {
     "gateway's enterprise DLP filter, which stock Envoy does not have; remove it",
     "waf": "waf is not supported in gw: a web application firewall needs a ModSecurity "
     "filter, which stock Envoy does not have; remove it",
+    "extensions": "extensions is not supported in gw: it carries opaque data for the "
+    "established gateway's plugins, and gw runs none that read it; remove it",
 }
 #: Options that only act on forwarded requests: (model attribute, manifest field).
 _FORWARDING = (
@@ -130,6 +134,7 @@ def build_host_traffic(
         ext_proc=build_ext_proc_routes(options, field, refs=refs, owner=owner, report=report),
         request_attempt_count=bool(options.include_request_attempt_count),
         attempt_count_in_response=bool(options.include_attempt_count_in_response),
+        virtual_clusters=build_virtual_clusters(options.stats, f"{field}.stats", report),
     )
     if len(report.errors) > errors or built == ir.HostTraffic():
         return None
@@ -142,6 +147,7 @@ def build_destination_traffic(
     if options is None:
         return None
     errors = len(report.errors)
+    refuse_unsupported(options, field, report)
     built = ir.DestinationTraffic(
         headers=build_header_manipulation(
             options.header_manipulation, f"{field}.headerManipulation", report

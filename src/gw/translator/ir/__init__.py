@@ -71,6 +71,7 @@ from gw.translator.ir.routetracing import RouteTracing
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.shadowing import Shadow
 from gw.translator.ir.source import SourceRef
+from gw.translator.ir.stats import VirtualCluster
 from gw.translator.ir.timeouts import StreamTimeouts
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.traffic import DestinationTraffic, HostTraffic, RouteTraffic
@@ -155,6 +156,7 @@ __all__ = [
     "Transformation",
     "Upgrade",
     "UpstreamTls",
+    "VirtualCluster",
     "VirtualHost",
     "WeightedCluster",
 ]

@@ -16,6 +16,7 @@ from gw.translator.ir.headers import HeaderManipulation
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.rewrite import RegexRewrite
 from gw.translator.ir.traffic import DestinationTraffic, RouteTraffic
 from gw.translator.ir.transform import StagedTransformations
 
@@ -83,6 +84,7 @@ class Redirect:
     host: str | None = None
     path: str | None = None
     prefix_rewrite: str | None = None
+    regex_rewrite: RegexRewrite | None = None
     response_code: int = 301
     https: bool = False
     strip_query: bool = False

@@ -16,6 +16,7 @@ from gw.translator.ir.headers import HeaderManipulation
 from gw.translator.ir.rewrite import Rewrites
 from gw.translator.ir.routetracing import RouteTracing
 from gw.translator.ir.shadowing import Shadow
+from gw.translator.ir.stats import VirtualCluster
 from gw.translator.ir.timeouts import StreamTimeouts
 from gw.translator.ir.upgrades import Upgrade
 
@@ -47,6 +48,8 @@ class HostTraffic:
     #: `x-envoy-attempt-count` sent upstream / downstream.
     request_attempt_count: bool = False
     attempt_count_in_response: bool = False
+    #: `stats.virtualClusters`.
+    virtual_clusters: tuple[VirtualCluster, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
