@@ -8,8 +8,10 @@ no gw plugin reads opaque extensions."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from gw import api
 from gw.api import ResourceKey
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions, WeightedDestinationOptions
 from gw.translator import ir
@@ -25,7 +27,7 @@ from gw.translator.gateway.stats import build_virtual_clusters
 from gw.translator.gateway.timeouts import build_stream_timeouts
 from gw.translator.gateway.upgrades import build_upgrades
 from gw.translator.refs import Refs
-from gw.translator.reports import ResourceReport
+from gw.translator.reports import Reports, ResourceReport
 
 _UNSUPPORTED = {
     "dlp": "dlp is not supported in gw: data loss prevention needs the established "
@@ -51,6 +53,21 @@ def refuse_unsupported(options: Any, field: str, report: ResourceReport) -> None
     for name, message in _UNSUPPORTED.items():
         if getattr(options, name, None) is not None:
             report.error(f"{field}.{name}", message)
+
+
+def refuse_in_route_tables(tables: Iterable[api.RouteTable], reports: Reports) -> None:
+    """A RouteTable's refused options are reported on it even before a route delegates to
+    it (the other options are checked where its routes are built)."""
+    for table in tables:
+        report = reports.of(table.key)
+        for i, route in enumerate(table.spec.routes):
+            if route.options is not None:
+                refuse_unsupported(route.options, f"spec.routes[{i}].options", report)
+            multi = route.route_action.multi if route.route_action else None
+            for j, dest in enumerate(multi.destinations if multi else ()):
+                if dest.options is not None:
+                    where = f"spec.routes[{i}].routeAction.multi.destinations[{j}].options"
+                    refuse_unsupported(dest.options, where, report)
 
 
 def build_route_traffic(

@@ -59,13 +59,14 @@ def group_clusters(
     out: list[ir.WeightedCluster] = []
     ok = True
     for i, weighted in enumerate(destinations):
+        errors = len(report.errors)
+        traffic = build_destination_traffic(
+            weighted.options, f"spec.destinations[{i}].options", report
+        )
         target = _destination(group, i, weighted.destination, refs, report)
-        if target is None:
+        if target is None or len(report.errors) > errors:
             ok = False
         elif weighted.weight > 0:
-            traffic = build_destination_traffic(
-                weighted.options, f"spec.destinations[{i}].options", report
-            )
             out.append(dataclasses.replace(target, weight=weighted.weight, traffic=traffic))
     if ok and not out:
         report.error("spec.destinations", "at least one destination needs a weight above 0")
