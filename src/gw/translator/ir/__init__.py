@@ -8,7 +8,10 @@ knowing either. Sequences are tuples; maps are sorted tuples of pairs.
 One module per area, named with the feature word of the other layers (`api/jwt.py` →
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
-`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`. A
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`;
+the traffic options are held by `traffic` (`faults`, `shadowing`, `rewrite`, `timeouts`,
+`upgrades`, `csrf`, `buffer`, `extproc`, `routetracing`, `stats`, with `matching`'s
+fractions and string matchers), and `routeconfig`, `dynamicforwardproxy` complete them. A
 new option is a dataclass in its feature's module (a new module for a new feature), the
 field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
