@@ -32,7 +32,20 @@ class CorsPolicyMergeSettings(Model):
     expose_headers: Literal["DEFAULT", "UNION"] = "DEFAULT"
 
 
-class RouteTrafficOptions(Model):
+class TrafficOptions(Model):
+    """The traffic options virtual hosts and routes share."""
+
+    buffer_per_route: BufferPerRoute | None = None
+    csrf: CsrfPolicy | None = None
+    ext_proc_early: ExtProcRouteSettings | None = None
+    ext_proc: ExtProcRouteSettings | None = None
+    ext_proc_late: ExtProcRouteSettings | None = None
+    dlp: dict[str, Any] | None = None
+    waf: dict[str, Any] | None = None
+    extensions: dict[str, Any] | None = None
+
+
+class RouteTrafficOptions(TrafficOptions):
     #: Fields of one oneof in the established API: merging options (optionsConfigRefs,
     #: delegation) takes the group whole from the source that sets any of it.
     ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
@@ -52,29 +65,13 @@ class RouteTrafficOptions(Model):
     upgrades: list[ProtocolUpgradeConfig] | None = None
     envoy_metadata: dict[str, dict[str, Any]] | None = None
     tracing: RouteTracingSettings | None = None
-    buffer_per_route: BufferPerRoute | None = None
-    csrf: CsrfPolicy | None = None
-    ext_proc_early: ExtProcRouteSettings | None = None
-    ext_proc: ExtProcRouteSettings | None = None
-    ext_proc_late: ExtProcRouteSettings | None = None
-    dlp: dict[str, Any] | None = None
-    waf: dict[str, Any] | None = None
-    extensions: dict[str, Any] | None = None
 
 
-class VirtualHostTrafficOptions(Model):
+class VirtualHostTrafficOptions(TrafficOptions):
     stats: Stats | None = None
-    buffer_per_route: BufferPerRoute | None = None
-    csrf: CsrfPolicy | None = None
     include_request_attempt_count: bool | None = None
     include_attempt_count_in_response: bool | None = None
     cors_policy_merge_settings: CorsPolicyMergeSettings | None = None
-    ext_proc_early: ExtProcRouteSettings | None = None
-    ext_proc: ExtProcRouteSettings | None = None
-    ext_proc_late: ExtProcRouteSettings | None = None
-    dlp: dict[str, Any] | None = None
-    waf: dict[str, Any] | None = None
-    extensions: dict[str, Any] | None = None
 
 
 class DestinationTrafficOptions(Model):
