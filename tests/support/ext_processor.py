@@ -101,3 +101,4 @@ class ExtProcessor:
             asyncio.run_coroutine_threadsafe(self._server.stop(0), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()  # its self-pipe sockets, which a collection would warn about

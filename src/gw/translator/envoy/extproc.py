@@ -26,6 +26,7 @@ from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.matching import milliseconds, string_matcher
 from gw.translator.envoy.packing import pack
+from gw.translator.ir.extproc import Slot, Variant  # Literal aliases, not IR types
 
 _Mode = processing_mode_pb2.ProcessingMode
 
@@ -33,7 +34,7 @@ _Mode = processing_mode_pb2.ProcessingMode
 class ExtProcFilter:
     """The `variant` processor's filter, if its Settings place it at `slot`."""
 
-    def __init__(self, variant: ir.ExtProcVariant, slot: ir.ExtProcSlot) -> None:
+    def __init__(self, variant: Variant, slot: Slot) -> None:
         self.variant = variant
         self.slot = slot
         self.name = names.ext_proc_filter(variant)
@@ -180,9 +181,9 @@ def _metadata(
         target.forwarding_namespaces.typed.extend(typed)
 
 
-def at(slot: ir.ExtProcSlot) -> tuple[ExtProcFilter, ...]:
+def at(slot: Slot) -> tuple[ExtProcFilter, ...]:
     """The early and regular processors' filters at `slot` (and the late one, last)."""
-    variants: tuple[ir.ExtProcVariant, ...] = ("early", "regular")
+    variants: tuple[Variant, ...] = ("early", "regular")
     if slot == "last":
         variants = ("early", "regular", "late")
     return tuple(ExtProcFilter(v, slot) for v in variants)

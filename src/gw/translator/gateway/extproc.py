@@ -28,6 +28,7 @@ from gw.translator.gateway.extproc_settings import (
     server_builder,
 )
 from gw.translator.gateway.servers import ServerKind
+from gw.translator.ir.extproc import Variant  # Literal aliases, not IR types
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -80,7 +81,7 @@ def _overrides(
 
 
 def _attacher(
-    variant: ir.ExtProcVariant,
+    variant: Variant,
 ) -> Callable[[ir.VirtualHost, ir.ExtProcServer | None], ir.VirtualHost]:
     def attach(vhost: ir.VirtualHost, server: ir.ExtProcServer | None) -> ir.VirtualHost:
         """Every host gets the Settings' processors (they apply to all traffic)."""
@@ -93,7 +94,7 @@ def _attacher(
     return attach
 
 
-def _needs(variant: ir.ExtProcVariant) -> Callable[[api.VirtualService], list[str]]:
+def _needs(variant: Variant) -> Callable[[api.VirtualService], list[str]]:
     def needs(vs: api.VirtualService) -> list[str]:
         """The fields of `vs` that override the processor (switching it off needs none)."""
         vhost = vs.spec.virtual_host
@@ -114,7 +115,7 @@ def _needs(variant: ir.ExtProcVariant) -> Callable[[api.VirtualService], list[st
     return needs
 
 
-def _kind(variant: ir.ExtProcVariant) -> ServerKind[ir.ExtProcServer]:
+def _kind(variant: Variant) -> ServerKind[ir.ExtProcServer]:
     return ServerKind(
         field=f"spec.{FIELDS[variant]}.grpcService.extProcServerRef",
         missing=f"no external processing server configured for {FIELDS[variant]}",

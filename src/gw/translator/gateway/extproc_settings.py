@@ -22,22 +22,23 @@ from gw.api.matching import ListStringMatcher
 from gw.translator import ir
 from gw.translator.gateway.matching import regex, string_match
 from gw.translator.gateway.upstreams import cluster_name
+from gw.translator.ir.extproc import Slot, Variant  # Literal aliases, not IR types
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
 #: Variant → the field that holds it (Settings, virtual host and route options alike).
-FIELDS: dict[ir.ExtProcVariant, str] = {
+FIELDS: dict[Variant, str] = {
     "early": "extProcEarly",
     "regular": "extProc",
     "late": "extProcLate",
 }
-ATTRS: dict[ir.ExtProcVariant, str] = {
+ATTRS: dict[Variant, str] = {
     "early": "ext_proc_early",
     "regular": "ext_proc",
     "late": "ext_proc_late",
 }
 
-_SLOTS: dict[str, tuple[ir.ExtProcSlot, ir.ExtProcSlot]] = {
+_SLOTS: dict[str, tuple[Slot, Slot]] = {
     # stage: (slot for Before, slot for During and After)
     "FaultStage": ("first", "after_fault"),
     "CorsStage": ("after_fault", "after_cors"),
@@ -51,7 +52,7 @@ _SLOTS: dict[str, tuple[ir.ExtProcSlot, ir.ExtProcSlot]] = {
 }
 
 
-def slot_of(stage: FilterStage | None) -> ir.ExtProcSlot:
+def slot_of(stage: FilterStage | None) -> Slot:
     """Where a processor declared at `stage` runs in gw's chain (unset: the proto's zero
     value, FaultStage/During). gw's chain keeps its own order of the established stages:
     see docs/traffic-policies.md."""
@@ -61,7 +62,7 @@ def slot_of(stage: FilterStage | None) -> ir.ExtProcSlot:
 
 
 def server_builder(
-    variant: ir.ExtProcVariant,
+    variant: Variant,
 ) -> Callable[[api.Settings, Refs, ResourceReport], ir.ExtProcServer | None]:
     def build(
         settings: api.Settings, refs: Refs, report: ResourceReport

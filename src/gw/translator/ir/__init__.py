@@ -34,8 +34,6 @@ from gw.translator.ir.extproc import (
     MutationRules,
     ProcessingMode,
 )
-from gw.translator.ir.extproc import Slot as ExtProcSlot
-from gw.translator.ir.extproc import Variant as ExtProcVariant
 from gw.translator.ir.faults import FaultAbort, FaultDelay, Faults
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
 from gw.translator.ir.jwt import (
@@ -106,8 +104,6 @@ __all__ = [
     "ExtProcOverrides",
     "ExtProcRoute",
     "ExtProcServer",
-    "ExtProcSlot",
-    "ExtProcVariant",
     "Extractor",
     "ExtractorRef",
     "FaultAbort",
