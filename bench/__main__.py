@@ -6,7 +6,7 @@ the machine, the load average at start and end, each part's wall time and outcom
 headline ratios of each part. A part that fails is reported and the others still run; the
 exit status is then 1.
 
-    python -m bench                       # everything, ~10 minutes on 2 cores
+    python -m bench                       # everything, ~15 minutes on 2 cores
     python -m bench --only dataplane,oidc # some parts
     python -m bench --quick               # seconds per part, results to a temp folder
 """
@@ -32,16 +32,21 @@ DEFAULT_RESULTS = Path(__file__).parent / "results"
 PARTS: dict[str, tuple[list[str], list[str]]] = {
     "dataplane": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
     "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
+    "transform": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
     "oidc": (["--duration", "5", "--rounds", "5"], ["--duration", "1", "--rounds", "1"]),
     "extauth": (["--duration", "4", "--reps", "3"], ["--duration", "1", "--reps", "1"]),
     "translate": ([], ["--sizes", "100,1000"]),
     "propagation": ([], ["--samples", "3", "--sizes", "10,1000"]),
+    "isolation": (
+        ["--upstreams", "20000", "--rounds", "3"],
+        ["--upstreams", "2000", "--rounds", "1"],
+    ),
 }
 
 
 def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     """The numbers the report leads with, from a part's JSON."""
-    if part in ("dataplane", "jwt", "oidc"):
+    if part in ("dataplane", "jwt", "oidc", "transform"):
         return {
             "ratios": data["ratios"],
             "median": {k: v["median"] for k, v in data["scenarios"].items()},
@@ -57,6 +62,9 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
             }
             for r in data["results"]
         }
+    if part == "isolation":
+        return {layout: {"busy_p99_ms": s["busy_p99_ms"], "busy_max_ms": s["busy_max_ms"]}
+                for layout, s in data["summary"].items()}  # fmt: skip
     return {str(r["virtual_services"]): {"idle": r["idle"], "load": r["load"]}
             for r in data["results"]}  # fmt: skip
 

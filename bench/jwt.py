@@ -25,6 +25,7 @@ import argparse
 import json
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,75 @@ def run_wrk(target: Target, seconds: int, connections: int) -> dict[str, float]:
     }
 
 
+def measure(
+    targets: dict[str, Target],
+    scenarios: tuple[str, ...],
+    reps: int,
+    seconds: int,
+    connections: int,
+) -> None:
+    """`reps` runs of every scenario, interleaved, the order rotated every repetition (so
+    that a busy moment of the machine hits every scenario alike)."""
+    for rep in range(reps):
+        order = scenarios[rep % len(scenarios) :] + scenarios[: rep % len(scenarios)]
+        for name in order:
+            run = run_wrk(targets[name], seconds, connections)
+            targets[name].runs.append(run)
+            print(
+                f"rep {rep + 1} {name:15} {run['rps']:9.0f} req/s  "
+                f"p50 {run['p50_ms']:.2f} ms  p99 {run['p99_ms']:.2f} ms  "
+                f"cpu {run['cpu_us_per_req']:.1f} µs/req",
+                flush=True,
+            )
+
+
+def scenario_rows(scenarios: dict[str, Any]) -> list[str]:
+    """The Markdown table of scenarios: medians, with the min–max of req/s and CPU."""
+    lines = [
+        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, data in scenarios.items():
+        m, runs = data["median"], data["runs"]
+        rps = [r["rps"] for r in runs]
+        cpu = [r["cpu_us_per_req"] for r in runs]
+        lines.append(
+            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
+            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
+            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
+        )
+    return lines
+
+
+def arguments(doc: str | None, argv: list[str] | None) -> argparse.Namespace:
+    """The options of a paired-scenario part: --duration, --reps, --connections, --out."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
+    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    return parser.parse_args(argv)
+
+
+def finish(
+    part: str,
+    args: argparse.Namespace,
+    summary: dict[str, Any],
+    render: Callable[[dict[str, Any]], str],
+) -> int:
+    """Writes the part's results (with the machine and the run's settings) and prints them."""
+    machine = report.machine()
+    result = {
+        "benchmark": part,
+        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
+        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
+        **summary,
+    }
+    report.write_part(args.out, part, result, render(result))
+    print(render(result))
+    return 0
+
+
 def check_answers(targets: dict[str, Target], guest_token: str) -> None:
     """Every scenario answers 200; the secured ones refuse what they must, identically."""
     for name, target in targets.items():
@@ -226,18 +296,8 @@ def markdown(result: dict[str, Any]) -> str:
         "repetitions (order rotated); medians. Every proxy runs one worker; the upstream is an "
         "Envoy answering by itself. CPU is the proxy process's own time per request.",
         "",
-        "| scenario | req/s (min–max) | p50 ms | p99 ms | proxy CPU µs/req (min–max) |",
-        "|---|---|---|---|---|",
+        *scenario_rows(result["scenarios"]),
     ]
-    for name, data in result["scenarios"].items():
-        m, runs = data["median"], data["runs"]
-        rps = [r["rps"] for r in runs]
-        cpu = [r["cpu_us_per_req"] for r in runs]
-        lines.append(
-            f"| {name} | {m['rps']:,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) | "
-            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
-            f"{m['cpu_us_per_req']:.1f} ({min(cpu):.1f}–{max(cpu):.1f}) |"
-        )
     lines += [
         "",
         "Ratios: the median over repetitions of the ratio within each repetition.",
@@ -260,12 +320,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=2, help="seconds per run")
-    parser.add_argument("--reps", type=int, default=9)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, argv)
 
     key = SigningKey("RSA")
     token = key.token(ISSUER, role="user", exp=2_000_000_000)
@@ -312,31 +367,12 @@ def main(argv: list[str] | None = None) -> int:
             check_answers(targets, guest)
             for target in targets.values():  # warm up connections and the token cache
                 run_wrk(target, 1, args.connections)
-            for rep in range(args.reps):
-                order = SCENARIOS[rep % len(SCENARIOS) :] + SCENARIOS[: rep % len(SCENARIOS)]
-                for name in order:
-                    run = run_wrk(targets[name], args.duration, args.connections)
-                    targets[name].runs.append(run)
-                    print(
-                        f"rep {rep + 1} {name:15} {run['rps']:9.0f} req/s  "
-                        f"p50 {run['p50_ms']:.2f} ms  p99 {run['p99_ms']:.2f} ms  "
-                        f"cpu {run['cpu_us_per_req']:.1f} µs/req",
-                        flush=True,
-                    )
+            measure(targets, SCENARIOS, args.reps, args.duration, args.connections)
         finally:
             gw.stop()
             for envoy in peer_envoys:
                 envoy.stop()
-    machine = report.machine()
-    result = {
-        "benchmark": "jwt",
-        "machine": {**machine, "envoy": machine["versions"]["envoy"]},
-        "settings": {"seconds": args.duration, "reps": args.reps, "connections": args.connections},
-        **summarize(targets),
-    }
-    report.write_part(args.out, "jwt", result, markdown(result))
-    print(markdown(result))
-    return 0
+    return finish("jwt", args, summarize(targets), markdown)
 
 
 if __name__ == "__main__":

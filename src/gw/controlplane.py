@@ -2,9 +2,12 @@
 
 Between the store and the translator sits a latest-value cell, not a queue: when files
 change faster than translation runs, intermediate snapshots are skipped (last write wins).
-Translation runs in a worker thread so that the xDS server keeps answering meanwhile.
-An exception in translation is a bug: it is logged and reported on the Proxy, and the last
-good configuration keeps being served.
+Reading the store and translating run in worker threads so that the servers of the process
+keep answering meanwhile. An exception in translation is a bug: it is logged, reported on
+every Proxy's status (`proxy_status`, hence `gwctl get proxy` and `gwctl check`), and the
+last good configuration keeps being served. Following the store and the translation loop
+are supervised tasks (`gw.supervision`): a crash of either is logged, shown by the debug
+server's `/tasks` and `gwctl check`, and the task starts again.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gw.api import ResourceKey
-from gw.api.status import Status
-from gw.lifecycle import report_crash
+from gw.api.status import State, Status
 from gw.snapshot import Snapshot
 from gw.store.status import StatusBook
+from gw.supervision import supervise
 from gw.tracing import Trace
 from gw.translator.options import Options
+from gw.translator.reports import Finding, ResourceReport
 from gw.translator.translation import Result, translate
 from gw.xds.cache import SnapshotCache
 
@@ -57,9 +61,26 @@ class Translation:
     count: int = 0
     failures: int = 0
     last_duration: float = 0.0
+    #: When the last successful translation was published.
     last_at: float = 0.0
+    #: The traceback of the latest translation when it failed (None once one succeeds).
     error: str | None = None
     durations: list[float] = field(default_factory=list)
+
+    def failure(self) -> str | None:
+        """The latest failure as a Proxy's status says it, or None."""
+        if self.error is None:
+            return None
+        exception = self.error.strip().splitlines()[-1]
+        if self.last_at:
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.last_at))
+            serving = f"the configuration translated at {when} keeps serving"
+        else:
+            serving = "nothing is served until a translation succeeds"
+        return (
+            f"the last translation failed ({exception}): a bug in gw; {serving}. The control "
+            "plane's log has the traceback"
+        )
 
 
 def translate_with_gc_paused(snapshot: Snapshot, options: Options, last: Result | None) -> Result:
@@ -114,7 +135,10 @@ class ControlPlane:
         self.traces: deque[Trace] = deque(maxlen=TRACES_KEPT)
         #: Called after every translation (successful or not) with its trace.
         self.observers: list[TraceObserver] = []
+        #: Set once a translation was published.
         self.ready = asyncio.Event()
+        #: Set once the first snapshot was translated, or failed to translate.
+        self.attempted = asyncio.Event()
         self._latest: Snapshot | None = None
         self._applied: Snapshot | None = None  # the store's snapshot last translated
         self._translating = False
@@ -129,12 +153,9 @@ class ControlPlane:
         # keep it out of every later collection, which then scans only configuration.
         gc.collect()
         gc.freeze()
-        producer = asyncio.create_task(self._follow_store(), name="store")
-        producer.add_done_callback(report_crash)  # the last configuration keeps serving
-        try:
-            await self._translate_forever()
-        finally:
-            producer.cancel()
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(supervise("store", self._follow_store), name="store")
+            tasks.create_task(supervise("translation", self._translate_forever), name="translation")
 
     async def _follow_store(self) -> None:
         async for snapshot in self.store.watch():
@@ -224,6 +245,7 @@ class ControlPlane:
             self.translation.failures += 1
             log.exception("translation failed; the last good configuration keeps serving")
             self._finish_trace(trace)
+            self.attempted.set()
             return None
         elapsed = time.perf_counter() - started
         self.translation.error = None
@@ -255,7 +277,20 @@ class ControlPlane:
         )
         self._finish_trace(trace)
         self.ready.set()
+        self.attempted.set()
         return result
+
+    def proxy_status(self, name: str) -> Status | None:
+        """A Proxy's status: the last translation's, `Rejected` while the latest translation
+        failed (what is served is older than the resources)."""
+        status = self.result.proxy_statuses.get(name) if self.result else None
+        failure = self.translation.failure()
+        if failure is None:
+            return status
+        report = ResourceReport(errors=[Finding("", failure)])
+        if status is None:
+            return Status(state=State.REJECTED, reason=report.reason())
+        return status.model_copy(update={"state": State.REJECTED, "reason": report.reason()})
 
     def _publish_proxies(self, result: Result) -> None:
         """Each proxy's resources under its role. A proxy that no gateway names any more

@@ -24,6 +24,14 @@ DEBUG_PORT = 9091
 #: The developer API, open while Settings say `devMode: true` (port name `dev-admin`).
 DEV_PORT = 10010
 PROXY_ADMIN_PORT = 19000
+#: Envoy clusters every proxy's bootstrap defines for gw itself. `~` cannot appear in an
+#: orchestrator name and every cluster made from a resource is `<name>_<namespace>`, so no
+#: resource can name one of these (and route client traffic to the control plane).
+XDS_CLUSTER = "gw~xds"
+PROXY_ADMIN_CLUSTER = "gw~proxy-admin"
+#: Downstream connections one proxy accepts across all its listeners (the established
+#: install's `globalDownstreamMaxConnections`); more are closed as soon as they open.
+GLOBAL_DOWNSTREAM_MAX_CONNECTIONS = 250_000
 #: The validation webhook (HTTPS) of `gw controlplane --orch`.
 WEBHOOK_PORT = 8443
 

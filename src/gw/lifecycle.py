@@ -12,8 +12,9 @@ validation webhook, leader election) is a `Server`:
 `serve()` runs a set of them: it starts them in order, runs until SIGINT/SIGTERM or the first
 failure, and stops the started ones in reverse order, going on past one that fails to stop.
 Every failure is logged with the server's name; `serve()` then raises `Failure`, so that the
-process exits non-zero. This is the one place where a crash is caught and reported: a
-restart policy, or a server run in a process of its own, fits behind the same three methods.
+process exits non-zero. A `TaskServer` does not end by itself: its coroutine is supervised
+(`gw.supervision`), logged, recorded and started again with back-off when it crashes, so
+that one bad input or one bug never silently stops a part of the process.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
+
+from gw.supervision import supervise
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +53,41 @@ class Failure(Exception):
 
 
 class TaskServer:
-    """A server that is one coroutine: `run()` as a task. `stop`, when given, asks `run` to
-    end (Envoy's supervisor stops Envoy); the task is cancelled in any case."""
+    """A server that is one coroutine: `run()` as a supervised task, started again with
+    back-off whenever it crashes. `stop`, when given, asks `run` to end (Envoy's
+    supervisor stops Envoy); the task is cancelled in any case. `ready`, when given, is
+    awaited by `start()` (the control plane's first translation)."""
 
     def __init__(
         self,
         name: str,
         run: Callable[[], Coroutine[Any, Any, None]],
         stop: Callable[[], Awaitable[None]] | None = None,
+        *,
+        ready: Callable[[], Awaitable[Any]] | None = None,
     ) -> None:
         self.name = name
         self._run = run
         self._stop = stop
+        self._ready = ready
+        self._stopping = False
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=self.name)
+        self._task = asyncio.create_task(
+            supervise(self.name, self._run, stopping=lambda: self._stopping), name=self.name
+        )
+        if self._ready is not None:
+            ready = asyncio.ensure_future(self._ready())
+            await asyncio.wait([ready, self._task], return_when=asyncio.FIRST_COMPLETED)
+            ready.cancel()
 
     async def wait(self) -> None:
         assert self._task is not None, "wait() before start()"
         await asyncio.shield(self._task)
 
     async def stop(self) -> None:
+        self._stopping = True
         task = self._task
         if task is None or task.done():
             return  # not started, or ended already (and `wait()` told why)
@@ -80,13 +96,6 @@ class TaskServer:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-def report_crash(task: asyncio.Task[Any]) -> None:
-    """A done-callback for a background task meant to run until cancelled: an exception it
-    ends with is logged under the task's name, with its traceback, instead of being lost."""
-    if not task.cancelled() and task.exception() is not None:
-        log.error("%s crashed", task.get_name(), exc_info=task.exception())
 
 
 async def serve(
@@ -100,20 +109,20 @@ async def serve(
 
     Returns after a signal; raises `Failure` when a server could not start or ended."""
     started: list[Server] = []
+    failure: Failure | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     try:
         for server in servers:
-            try:
-                await server.start()
-            except Exception as exc:  # whatever stops a start is that server's failure
-                log.error("%s cannot start: %s", server.name, exc)
-                raise Failure(server.name, exc) from exc
+            if not await _start(server, stop):
+                started.append(server)  # a signal came while it started: stop it too
+                break
             started.append(server)
-        on_started()
-        failure = await _first_failure(started, stop)
+        else:
+            on_started()
+            failure = await _first_failure(started, stop)
         on_stopping()
     finally:
         await _stop_all(started)
@@ -121,6 +130,28 @@ async def serve(
             loop.remove_signal_handler(sig)
     if failure is not None:
         raise failure
+
+
+async def _start(server: Server, stop: asyncio.Event) -> bool:
+    """Start one server; False when a signal came first. A start can take a while (the
+    control plane waits for its first translation): Ctrl-C must not wait for it."""
+    starting = asyncio.ensure_future(server.start())
+    signalled = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([starting, signalled], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signalled.cancel()
+    if not starting.done():
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await starting
+        return False
+    try:
+        starting.result()
+    except Exception as exc:  # whatever stops a start is that server's failure
+        log.error("%s cannot start: %s", server.name, exc)
+        raise Failure(server.name, exc) from exc
+    return True
 
 
 async def _first_failure(servers: Sequence[Server], stop: asyncio.Event) -> Failure | None:

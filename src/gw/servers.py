@@ -23,6 +23,7 @@ from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator.options import Options
 from gw.xds.cache import SnapshotCache
+from gw.xds.identity import NodePolicy
 from gw.xds.server import AdsServer, XdsServer
 
 
@@ -30,7 +31,9 @@ from gw.xds.server import AdsServer, XdsServer
 class Serving:
     """Where the control plane serves: xDS on `bind:xds_port` (and `xds_socket`), the debug
     server on `debug_port` when set, the developer API on `dev_port` when set and Settings
-    say `devMode: true`; `discovery=False` leaves discovery to a `gw discovery` process."""
+    say `devMode: true`; `discovery=False` leaves discovery to a `gw discovery` process.
+    xDS is mutual TLS with the certificates in the folder `xds_certs`, else plaintext, which
+    only loopback may serve unless `insecure_xds` (gw.xds.tls)."""
 
     bind: str
     xds_port: int
@@ -38,6 +41,10 @@ class Serving:
     dev_port: int | None = None
     xds_socket: Path | None = None
     discovery: bool = True
+    xds_certs: Path | None = None
+    insecure_xds: bool = False
+    #: Where xDS listens when not on `bind` (`gw up`: loopback, whatever `bind` says).
+    xds_bind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +62,17 @@ def controlplane_servers(
     *,
     on_status: Callable[[Mapping[ResourceKey, Status | None], Snapshot], None] | None = None,
     components: Components | None = None,
+    wait_first_translation: bool = False,
 ) -> ControlPlaneServers:
     """A folder (`Path`) is served by a `DirectoryStore`; any other store (the
-    orchestrator's) is used as given. Nothing listens before the servers start."""
+    orchestrator's) is used as given. Nothing listens before the servers start.
+
+    `wait_first_translation`: the loop's `start()` returns once the folder was read and
+    translated (or failed to), so that "up" means the proxies have their configuration."""
     cache = SnapshotCache()
-    ads = AdsServer(cache)
+    ads = AdsServer(cache, NodePolicy(options.namespace))
     controlplane = ControlPlane(
-        DirectoryStore(store) if isinstance(store, Path) else store,
+        DirectoryStore(store, options.namespace) if isinstance(store, Path) else store,
         cache,
         options,
         discovery=ServiceDiscovery(options.namespace) if serving.discovery else None,
@@ -69,7 +80,13 @@ def controlplane_servers(
     )
     sockets = [f"unix:{serving.xds_socket}"] if serving.xds_socket else []
     servers: list[lifecycle.Server] = [
-        XdsServer(ads, host_port(serving.bind, serving.xds_port), *sockets)
+        XdsServer(
+            ads,
+            host_port(serving.xds_bind or serving.bind, serving.xds_port),
+            *sockets,
+            certs=serving.xds_certs,
+            insecure=serving.insecure_xds,
+        )
     ]
     if serving.debug_port is not None:
         app = build_app(controlplane, ads, components=components)
@@ -77,7 +94,8 @@ def controlplane_servers(
     if serving.dev_port is not None:
         servers.append(DevMode(controlplane, serving.bind, serving.dev_port))
     # Last, so that the developer API follows the first translation already.
-    servers.append(lifecycle.TaskServer("controlplane", controlplane.run))
+    ready = controlplane.attempted.wait if wait_first_translation else None
+    servers.append(lifecycle.TaskServer("controlplane", controlplane.run, ready=ready))
     return ControlPlaneServers(controlplane, ads, servers)
 
 

@@ -1,9 +1,12 @@
 """`gw up DIR`: every component on one machine, under one supervisor.
 
-The control plane (store, translator, xDS, admin) runs in this process; Envoy runs as a
-supervised child. The proxy URL and each resource's status are printed as they change;
-Ctrl-C stops everything. A state file (`$GW_HOME/up.json`, default `~/.gw/up.json`) tells
-`gwctl` where everything listens.
+The control plane (store, translator, xDS, admin) runs in this process; Envoy, the extauth
+server and the rate-limit server run as supervised children (`gw.children`), so that the
+servers on the request path keep answering while the control plane works through a large
+or hostile folder. "Up" is printed once the folder was read and translated, and the proxy
+listens on its ports. The proxy URL and each resource's status are printed as they change;
+Ctrl-C stops everything. The state file `up.json` in the instance's directory (`home`,
+`$GW_HOME/instances/<name>/`: `gw.instance`) tells `gwctl` where everything listens.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ from gw.admin.server import control_plane_component
 from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import AsgiServer, quiet_config
+from gw.children import ComponentProcess
+from gw.controlplane import ControlPlane
+from gw.portcheck import ListenersBound
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
 from gw.translator.options import InstalledServer, Options
-from gw.xds.component import Placement
+from gw.xds.tls import is_loopback
 
 
 def gw_home() -> Path:
@@ -51,7 +57,9 @@ class UpOptions:
     log_level: str = defaults.LOG_LEVEL
     envoy_log_level: str = defaults.LOG_LEVEL
     concurrency: int | None = None
+    max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
+    #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
 
 
@@ -67,6 +75,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
     )
     envoy = _envoy(options)
+    children = _components(options, translate_options.namespace)
     plane = controlplane_servers(
         options.folder,
         translate_options,
@@ -76,17 +85,30 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             debug_port=options.debug_port,
             dev_port=options.dev_port,
             discovery=options.discovery,
+            xds_bind=xds_host(options.bind),
         ),
         on_status=StatusPrinter(out),
-        components=lambda: [control_plane_component(), proxy_component(envoy, options)],
+        components=lambda: [
+            control_plane_component(),
+            proxy_component(envoy, options),
+            *(child_component(child) for child in children),
+        ],
+        wait_first_translation=True,
     )
-    servers = [*plane.servers, *_data_plane_servers(options, translate_options.namespace)]
+    servers: list[lifecycle.Server] = [*plane.servers, *children, *_echo(options)]
     servers.append(lifecycle.TaskServer("envoy", envoy.run, stop=envoy.stop))
+    # Up only once the proxy listens: a taken port fails `gw up` (gw.portcheck).
+    proxy_log = options.home / "logs" / "gateway-proxy.log"
+    servers.append(
+        ListenersBound(
+            plane.ads, defaults.PROXY_ROLE, log=proxy_log, restarts=lambda: envoy.restarts
+        )
+    )
     state: list[Path] = []
 
     def started() -> None:
         state.append(_write_state(options))
-        _print_banner(options, out)
+        _print_banner(options, out, plane.controlplane)
 
     try:
         await lifecycle.serve(
@@ -99,31 +121,33 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             path.unlink(missing_ok=True)
 
 
-def _data_plane_servers(options: UpOptions, namespace: str) -> list[lifecycle.Server]:
-    """The extauth and rate-limit servers, in this process, configured over xDS like
-    everywhere else; and the demo echo upstream when asked for."""
-    servers: list[lifecycle.Server] = []
-    xds_address = host_port(options.bind, options.xds_port)
+def _components(options: UpOptions, namespace: str) -> list[ComponentProcess]:
+    """The extauth and rate-limit servers, each a child process (`gw extauth`,
+    `gw ratelimit`) configured over xDS like everywhere else."""
+    xds_address = host_port(xds_host(options.bind), options.xds_port)
+    children = []
+    for name, port, extra in (
+        ("extauth", options.extauth_port, ()),
+        ("ratelimit", options.ratelimit_port, ("--redis", options.ratelimit_redis)),
+    ):
+        if port is None:
+            continue
+        args = [name, "--bind", options.bind, "--port", str(port), "--xds", xds_address]
+        args += ["--role", defaults.role(name, namespace), "--log-level", options.log_level]
+        log_path = options.home / "logs" / f"{name}.log"
+        host = _host(options.bind).strip("[]")
+        children.append(ComponentProcess(name, [*args, *extra], host, port, log_path))
+    return children
 
-    def placement(port: int, name: str) -> Placement:
-        role = defaults.role(name, namespace)
-        return Placement(bind=options.bind, port=port, xds_address=xds_address, role=role)
 
-    if options.extauth_port is not None:
-        from gw.extauth.server import extauth_server
+def _echo(options: UpOptions) -> list[lifecycle.Server]:
+    """The demo echo upstream, when asked for."""
+    if options.echo_port is None:
+        return []
+    from gw.echo import build_app as build_echo
 
-        servers.append(extauth_server(placement(options.extauth_port, "extauth")))
-    if options.ratelimit_port is not None:
-        from gw.ratelimit.server import ratelimit_server
-
-        where = placement(options.ratelimit_port, "ratelimit")
-        servers.append(ratelimit_server(where, options.ratelimit_redis))
-    if options.echo_port is not None:
-        from gw.echo import build_app as build_echo
-
-        config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
-        servers.append(AsgiServer("echo", config))
-    return servers
+    config = quiet_config(build_echo("echo"), options.bind, options.echo_port)
+    return [AsgiServer("echo", config)]
 
 
 def _installed(bind: str, port: int | None) -> InstalledServer | None:
@@ -133,9 +157,12 @@ def _installed(bind: str, port: int | None) -> InstalledServer | None:
     return InstalledServer(defaults.LOOPBACK if bind in ("0.0.0.0", "::") else bind, port)
 
 
-def _print_banner(options: UpOptions, out: TextIO) -> None:
+def _print_banner(options: UpOptions, out: TextIO, controlplane: ControlPlane) -> None:
     url = f"http://{_host(options.bind)}:{options.http_port}"
     print(f"gw {__version__} is up: proxy at {url}", file=out, flush=True)
+    failure = controlplane.translation.failure()
+    if failure is not None:
+        print(f"  but {failure} (gwctl check)", file=out)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
     print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
     if options.extauth_port is not None:
@@ -188,10 +215,11 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
         ProxyOptions(
             bootstrap=BootstrapOptions(
                 node_id=f"{defaults.PROXY_NAME}-{socket.gethostname()}-{os.getpid()}",
-                xds_host=options.bind,
+                xds_host=xds_host(options.bind),
                 xds_port=options.xds_port,
                 admin_host=options.bind,
                 admin_port=options.proxy_admin_port,
+                max_downstream_connections=options.max_downstream_connections,
             ),
             log_level=options.envoy_log_level,
             concurrency=options.concurrency,
@@ -199,6 +227,18 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
             workdir=options.home / "proxy",
         )
     )
+
+
+def child_component(child: ComponentProcess) -> dict[str, Any]:
+    """The extauth or rate-limit server as `/components` lists it."""
+    return {
+        "name": child.name,
+        "namespace": defaults.NAMESPACE,
+        "role": child.name,
+        "pid": child.process.pid if child.process else None,
+        "running": child.running,
+        "restarts": child.restarts,
+    }
 
 
 def proxy_component(envoy: EnvoySupervisor, options: UpOptions) -> dict[str, Any]:
@@ -225,7 +265,7 @@ def _write_state(options: UpOptions) -> Path:
         "proxyHttpsUrl": f"https://{host}:{options.https_port}",
         "proxyAdminUrl": f"http://{host}:{options.proxy_admin_port}",
         "adminUrl": f"http://{host}:{options.debug_port}",
-        "xdsAddress": f"{host}:{options.xds_port}",
+        "xdsAddress": host_port(xds_host(options.bind), options.xds_port),
         "devAdminUrl": f"http://{host}:{options.dev_port}",
         **(
             {"extauthAddress": f"{host}:{options.extauth_port}"}
@@ -240,12 +280,26 @@ def _write_state(options: UpOptions) -> Path:
         "logs": {
             "gateway-proxy": str(options.home / "logs" / "gateway-proxy.log"),
             "gw": str(options.home / "logs" / "gw.log"),
+            **{
+                name: str(options.home / "logs" / f"{name}.log")
+                for name, port in (
+                    ("extauth", options.extauth_port),
+                    ("ratelimit", options.ratelimit_port),
+                )
+                if port is not None
+            },
         },
     }
     options.home.mkdir(parents=True, exist_ok=True)
     path = options.home / "up.json"
     path.write_text(json.dumps(state, indent=2) + "\n")
     return path
+
+
+def xds_host(bind: str) -> str:
+    """xDS stays on loopback, in plaintext, whatever `--bind` says: every party is on this
+    machine, and plaintext xDS elsewhere would hand the TLS keys to whoever connects."""
+    return bind if is_loopback(host_port(bind, 0)) else defaults.LOOPBACK
 
 
 def _host(bind: str) -> str:

@@ -41,6 +41,7 @@ OAUTH_VALUE = "sup3r-s3cret-client-value"
 ESTABLISHED_CHECKS = [
     "Deployments",
     "Pods",
+    "Tasks",
     "Manifests",
     "Upstreams",
     "UpstreamGroups",
@@ -283,7 +284,7 @@ def test_check_reports_each_problem_and_fails(setup: Setup) -> None:
         lines = check_lines(result.stdout)
         assert lines["Manifests"] == lines["Upstreams"] == lines["Secrets"] == "1 Errors!"
         assert lines["VirtualServices"] == "2 Errors!"
-        assert lines["Proxies"] == lines["Deployments"] == lines["Pods"] == "OK"
+        assert lines["Proxies"] == lines["Deployments"] == lines["Pods"] == lines["Tasks"] == "OK"
         stderr = result.stderr.rstrip("\n").splitlines()
         assert stderr[0] == "Error: 5 errors occurred:"
         assert all(line.startswith("\t* ") for line in stderr[1:])

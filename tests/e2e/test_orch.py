@@ -11,6 +11,10 @@ cluster. gw keeps `enable_reuse_port: false` (a clash on one host must fail loud
 sharing a port on one host is not the answer. The namespaces reach the control plane over a
 Unix socket (`--xds-socket`; a socket file crosses network namespaces) and the test reaches
 each Envoy's admin interface over another; requests to a proxy are made inside its namespace.
+
+xDS is mutual TLS, as the chart installs it: `gw certgen --orch` writes the Secrets
+`gw-xds-*` into the cluster, and the test mounts them as the orchestrator would (a folder
+per Secret, its files swapped at once on an update), for the control plane and the proxies.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from tests.support.kube_api import FakeKubeApi
 from tests.support.ports import free_port
@@ -72,11 +77,47 @@ WEBHOOK_CONFIGURATION = {
 }
 
 
+def certgen(api: FakeKubeApi, workdir: Path) -> None:
+    """`gw certgen --orch`, as the `gw-certgen` Job runs it."""
+    subprocess.run(
+        gw_command(
+            "certgen", "--orch", "--kubeconfig", str(api.kubeconfig(workdir / "kubeconfig"))
+        ),
+        env=gw_env(workdir),
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def mount(api: FakeKubeApi, secret: str, folder: Path) -> Path:
+    """The Secret's files in `folder`, swapped in at once as the orchestrator updates a
+    mounted Secret."""
+    from gw.certgen import DATA_LINK
+
+    found = api.get("v1", "Secret", NS, secret)
+    assert found is not None, f"no Secret {secret}"
+    folder.mkdir(parents=True, exist_ok=True)
+    fresh = folder / f"..{found['metadata']['resourceVersion']}"
+    fresh.mkdir()
+    for key, value in found["data"].items():
+        (fresh / key).write_bytes(base64.b64decode(value))
+    temp = folder / f"{DATA_LINK}_tmp"
+    temp.symlink_to(fresh.name)
+    temp.replace(folder / DATA_LINK)
+    for key in found["data"]:
+        if not (folder / key).is_symlink():
+            (folder / key).symlink_to(f"{DATA_LINK}/{key}")
+    return folder
+
+
 class ControlPlaneProcess:
     def __init__(self, api: FakeKubeApi, workdir: Path) -> None:
         self.xds_port, self.debug_port, self.webhook_port = free_port(), free_port(), free_port()
         self.http_port = free_port()
         self.socket = workdir / "xds.sock"
+        certgen(api, workdir)
+        self.certs = mount(api, "gw-xds-controlplane", workdir / "xds-certs" / "controlplane")
         env = gw_env(workdir)
         env["START_STATS_SERVER"] = "true"
         self.process = Process(
@@ -91,6 +132,8 @@ class ControlPlaneProcess:
                 str(self.xds_port),
                 "--xds-socket",
                 str(self.socket),
+                "--xds-certs",
+                str(self.certs),
                 "--debug-port",
                 str(self.debug_port),
                 "--webhook-port",
@@ -124,8 +167,11 @@ class ControlPlaneProcess:
 class NamespacedProxy:
     """`gw proxy` in a network namespace of its own (a pod of `gateway-proxy`)."""
 
-    def __init__(self, plane: ControlPlaneProcess, workdir: Path, name: str) -> None:
+    def __init__(
+        self, plane: ControlPlaneProcess, workdir: Path, name: str, api: FakeKubeApi
+    ) -> None:
         self.name = name
+        certs = mount(api, "gw-xds-gateway-proxy", workdir / "xds-certs" / name)
         self.admin_socket = workdir / f"{name}-admin.sock"
         self.admin_socket.unlink(missing_ok=True)
         proxy = gw_command(
@@ -138,6 +184,8 @@ class NamespacedProxy:
             name,
             "--concurrency",
             "1",
+            "--xds-certs",
+            str(certs),
         )
         self.process = Process(
             ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *proxy],
@@ -196,8 +244,10 @@ def plane(api: FakeKubeApi, workdir: Path) -> Iterator[ControlPlaneProcess]:
 
 
 @pytest.fixture(scope="module")
-def proxies(plane: ControlPlaneProcess, workdir: Path) -> Iterator[list[NamespacedProxy]]:
-    started = [NamespacedProxy(plane, workdir, f"gateway-proxy-{i}") for i in range(3)]
+def proxies(
+    api: FakeKubeApi, plane: ControlPlaneProcess, workdir: Path
+) -> Iterator[list[NamespacedProxy]]:
+    started = [NamespacedProxy(plane, workdir, f"gateway-proxy-{i}", api) for i in range(3)]
     yield started
     for proxy in started:
         proxy.stop()
@@ -271,9 +321,39 @@ def test_a_restarted_proxy_gets_the_current_config(
     wait_until(lambda: len(plane.connections()) == 2, what="the stopped proxy to disconnect")
     api.apply(web("v4"))  # changed while the replica is away
     wait_until(lambda: all_serve([proxies[0], proxies[2]], "v4"), what="the others on v4")
-    proxies[1] = NamespacedProxy(plane, workdir, "gateway-proxy-1b")
+    proxies[1] = NamespacedProxy(plane, workdir, "gateway-proxy-1b", api)
     wait_until(lambda: proxies[1].request("web.example.com") == "v4", timeout=30)
     wait_until(lambda: same_versions(plane, 3), what="the new replica on the same versions")
+
+
+def test_certgen_rotates_the_certificates_under_the_running_proxies(
+    api: FakeKubeApi, plane: ControlPlaneProcess, proxies: list[NamespacedProxy], workdir: Path
+) -> None:
+    """`gw certgen --orch` again (the CronJob, or an upgrade): every certificate is re-issued
+    under the kept CA; the updated Secrets reach the pods' folders; the proxies stay
+    connected and keep getting changes, and a proxy starting now connects with the new ones."""
+    wait_until(lambda: same_versions(plane, 3), what="three proxies on the same versions")
+
+    def data(secret: str) -> dict[str, str]:
+        return dict((api.get("v1", "Secret", NS, secret) or {})["data"])
+
+    ca, proxy_cert = data("gw-xds-ca")["ca.crt"], data("gw-xds-gateway-proxy")["tls.crt"]
+    connections = {c["id"] for c in plane.connections()}
+    certgen(api, workdir)
+    assert data("gw-xds-ca")["ca.crt"] == ca
+    assert data("gw-xds-gateway-proxy")["tls.crt"] != proxy_cert
+    mount(api, "gw-xds-controlplane", plane.certs)
+    for proxy in proxies:
+        mount(api, "gw-xds-gateway-proxy", workdir / "xds-certs" / proxy.name)
+    api.apply(web("v5"))
+    wait_until(lambda: all_serve(proxies, "v5"), what="every proxy to serve v5")
+    assert {c["id"] for c in plane.connections()} == connections  # nobody reconnected
+    late = NamespacedProxy(plane, workdir, "gateway-proxy-late", api)
+    try:
+        wait_until(lambda: late.request("web.example.com") == "v5", timeout=30)
+    finally:
+        late.stop()
+    assert "xds: certificates in" in plane.process.output()
 
 
 def review(obj: dict[str, Any], operation: str = "CREATE") -> dict[str, Any]:
@@ -461,3 +541,56 @@ def test_gwctl_works_against_the_cluster(
     logs = run("debug", "logs")
     assert logs.returncode == 0, logs.stderr
     assert "gateway-proxy started" in logs.stdout and "gw started" in logs.stdout
+
+
+def test_gwctl_apply_and_delete_on_the_cluster(
+    api: FakeKubeApi,
+    plane: ControlPlaneProcess,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gwctl apply -f` is a server-side apply and `gwctl delete` a delete on the cluster;
+    both print the status the control plane then reports (read through its admin API)."""
+    from tests.support.gwctl import gwctl
+
+    _cluster_objects(api, plane)
+    home = workdir / "gwctl-home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("KUBECONFIG", str(workdir / "kubeconfig"))
+    manifest = tmp_path / "applied.yaml"
+
+    def write(body: str, matcher: dict[str, str] | None = None) -> None:
+        route: dict[str, Any] = {
+            "matchers": [matcher or {"prefix": "/"}],
+            "directResponseAction": {"status": 200, "body": body},
+        }
+        doc = web(body)
+        doc["metadata"]["name"] = "applied"
+        doc["spec"]["virtualHost"] = {"domains": ["applied.example.com"], "routes": [route]}
+        manifest.write_text(yaml.safe_dump(doc))
+
+    write("one")
+    created = gwctl(home, "apply", "-f", str(manifest))
+    assert (created.returncode, created.stdout) == (
+        0,
+        "VirtualService default.applied created: Accepted\n",
+    ), created.stderr
+    stored = api.get(VS_API, "VirtualService", "default", "applied")
+    assert stored is not None
+    assert stored["spec"]["virtualHost"]["routes"][0]["directResponseAction"]["body"] == "one"
+
+    write("two", matcher={"regex": "(unclosed"})
+    changed = gwctl(home, "apply", "-f", str(manifest))
+    assert changed.returncode == 1  # Rejected: the exit status says so
+    assert changed.stdout.splitlines()[0] == "VirtualService default.applied configured: Rejected"
+    assert "spec.virtualHost.routes[0].matchers[0].regex" in changed.stdout
+
+    deleted = gwctl(home, "delete", "vs", "applied")
+    assert (deleted.returncode, deleted.stdout) == (
+        0,
+        "VirtualService default.applied deleted\n",
+    ), deleted.stderr
+    assert api.get(VS_API, "VirtualService", "default", "applied") is None
+    gone = gwctl(home, "delete", "vs", "applied")
+    assert (gone.returncode, gone.stderr) == (1, "Error: VirtualService 'applied' not found\n")

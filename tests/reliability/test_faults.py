@@ -24,7 +24,7 @@ from tests.support.extauth_manifests import auth_config, extauth_backends, prote
 from tests.support.files import save
 from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
-from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
+from tests.support.processes import ControlPlane, Echo, GwUp, Process, gw_command, gw_env
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -49,53 +49,6 @@ def answered_by(url: str, host: str) -> str:
 
 
 # --- the control plane killed ---------------------------------------------------------------
-
-
-class ControlPlane:
-    """`gw controlplane --dir` on fixed (free) ports, so that a restart is found again."""
-
-    def __init__(self, folder: Path, work: Path) -> None:
-        self.folder, self.work = folder, work
-        self.xds_port, self.debug_port, self.dev_port = free_port(), free_port(), free_port()
-        self.http_port, self.https_port = free_port(), free_port()
-        self.starts = 0
-        self.process = self.start()
-
-    def start(self) -> Process:
-        env = gw_env(self.work / "home")
-        env["START_STATS_SERVER"] = "true"
-        self.starts += 1
-        self.process = Process(
-            gw_command(
-                "controlplane",
-                "--dir",
-                str(self.folder),
-                "--bind",
-                "127.0.0.1",
-                "--xds-port",
-                str(self.xds_port),
-                "--debug-port",
-                str(self.debug_port),
-                "--dev-port",
-                str(self.dev_port),
-                "--http-port",
-                str(self.http_port),
-                "--https-port",
-                str(self.https_port),
-                "--proxy-bind",
-                "127.0.0.1",
-            ),  # fmt: skip
-            env,
-            self.work / f"controlplane-{self.starts}.log",
-        )
-        wait_until(self._ready, timeout=30, what="the control plane")
-        return self.process
-
-    def _ready(self) -> bool:
-        if not self.process.alive():
-            raise RuntimeError(f"the control plane exited:\n{self.process.output()}")
-        data = httpx.get(f"http://127.0.0.1:{self.debug_port}/proxies", timeout=2).json()
-        return bool(data["data"]["translation"]["count"] > 0)
 
 
 def test_killed_control_plane_envoy_serves_on_and_picks_up_changes_made_meanwhile(

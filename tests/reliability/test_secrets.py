@@ -8,6 +8,10 @@ key), and private / symmetric key material pasted by mistake into `jwks.local.ke
 makes the components use them (TLS handshakes, a protected request reaching the extauth
 server), with the control plane logging at debug, and scans everything a user or a support
 bundle can see for any part of any of them. Real `gw up`, Envoy, extauth server, `gwctl`.
+
+The AuthConfig kinds add their own: a basic-auth password (only ever in requests), its salt
+and APR1 hash (in the AuthConfig, made by `htpasswd`), an API key and a value of its secret
+that a header copies (both used by requests that pass).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from tests.support.extauth_manifests import (
 )
 from tests.support.files import save
 from tests.support.gwctl import gwctl
+from tests.support.htpasswd import apr1
 from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
@@ -49,6 +54,10 @@ MISMATCHED = make_cert(["bad.test"], CA)
 OTHER = make_cert(["bad.test"], CA)
 CLIENT_SECRET = "cs-" + secrets.token_urlsafe(24)
 HMAC_KEY = secrets.token_urlsafe(32)
+BASIC_PASSWORD = "pw-" + secrets.token_urlsafe(18)
+BASIC_SALT, BASIC_HASH = apr1("alice", BASIC_PASSWORD)
+API_KEY = "key-" + secrets.token_urlsafe(24)
+API_KEY_EMAIL = f"{secrets.token_hex(12)}@example.com"
 _PRIVATE_JWT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -81,6 +90,10 @@ def fragments() -> dict[str, list[str]]:
         out[label] = [line for line in lines if len(line) >= 16] + [encoded[40:80]]
     out["OAuth client secret"] = [CLIENT_SECRET]
     out["symmetric JWK"] = [HMAC_KEY]
+    out["basic-auth password"] = [BASIC_PASSWORD]
+    out["basic-auth salt and hash"] = [f"{BASIC_SALT}", BASIC_HASH]
+    out["API key"] = [API_KEY, base64.b64encode(API_KEY.encode()).decode()]
+    out["API key metadata"] = [API_KEY_EMAIL, base64.b64encode(API_KEY_EMAIL.encode()).decode()]
     return out
 
 
@@ -108,6 +121,41 @@ spec:
     routes:
     - matchers: [{{prefix: /}}]
       routeAction: {{single: {{upstream: {{name: app, namespace: gw-system}}}}}}
+"""
+
+
+def key_auth_configs() -> str:
+    """A basic-auth AuthConfig and an API-key one (with a secret value copied into a
+    header), with the virtual services they guard."""
+    return f"""
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: basic, namespace: gw-system}}
+spec:
+  configs:
+  - basicAuth:
+      apr: {{users: {{alice: {{salt: "{BASIC_SALT}", hashedPassword: "{BASIC_HASH}"}}}}}}
+---
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: keys, namespace: gw-system}}
+spec:
+  configs:
+  - apiKeyAuth:
+      headersFromMetadataEntry: {{x-email: {{name: email}}}}
+      labelSelector: {{keys: planted}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: planted-key, namespace: default, labels: {{keys: planted}}}}
+type: extauth.vendor.io/apikey
+data:
+  api-key: {base64.b64encode(API_KEY.encode()).decode()}
+  email: {base64.b64encode(API_KEY_EMAIL.encode()).decode()}
+---
+{protected_app("basic", "basic.test", "basic")}
+---
+{protected_app("keys", "keys.test", "keys")}
 """
 
 
@@ -155,6 +203,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     virtual_service("mtls", "mtls.test", "mtls"),
                     jwt_virtual_service("jwt-private", JWT_PRIVATE_PEM),
                     jwt_virtual_service("jwt-symmetric", symmetric),
+                    key_auth_configs(),
                 ]
             ),
         )
@@ -194,6 +243,16 @@ def use_the_secrets(gw: GwUp) -> None:
         lambda: gw.get("/private", host="app.test").text == "identity provider unavailable",
         what="the extauth server to answer",
     )
+    basic = "Basic " + base64.b64encode(f"alice:{BASIC_PASSWORD}".encode()).decode()
+    wait_until(
+        lambda: gw.get("/", host="basic.test", headers={"authorization": basic}).status_code == 200,
+        what="the basic-auth login to pass",
+    )
+    wrong = "Basic " + base64.b64encode(f"alice:{BASIC_PASSWORD}x".encode()).decode()
+    assert gw.get("/", host="basic.test", headers={"authorization": wrong}).status_code == 401
+    seen = gw.get("/", host="keys.test", headers={"api-key": API_KEY}).json()["headers"]
+    assert seen["x-email"] == API_KEY_EMAIL
+    assert gw.get("/", host="keys.test", headers={"api-key": API_KEY + "x"}).status_code == 401
 
 
 def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
@@ -243,7 +302,7 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
     # Every log: gw up's output, the control plane's log file, Envoy's log.
     shown["gw up output"] = gw.process.output()
-    for log in sorted((home / "logs").iterdir()):
+    for log in sorted((gw.state_dir / "logs").glob("*.log")):
         shown[f"log {log.name}"] = log.read_text(errors="replace")
     assert "debug" in shown["log gw.log"].lower()  # the control plane did log at debug
 
@@ -252,6 +311,11 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
 
 def test_the_scan_finds_every_planted_value_where_it_belongs(env: dict[str, Any]) -> None:
-    """The scan can fail: run on the manifests, which do hold the values, it finds each."""
+    """The scan can fail: run on the manifests, which do hold the values, it finds each
+    (but the basic-auth password, which only requests carry: the manifests hold its hash),
+    and it finds the API key metadata in what the upstream was sent."""
     folder: Path = env["folder"]
-    assert leaks((folder / "all.yaml").read_text()) == list(fragments())
+    in_manifests = [label for label in fragments() if label != "basic-auth password"]
+    assert leaks((folder / "all.yaml").read_text()) == in_manifests
+    echoed = env["gw"].get("/", host="keys.test", headers={"api-key": API_KEY}).text
+    assert leaks(echoed) == ["API key", "API key metadata"]

@@ -11,6 +11,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+from gw import certgen
+
 
 @dataclass(frozen=True)
 class KeyPair:
@@ -25,47 +27,16 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _pem(cert: x509.Certificate, key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) -> KeyPair:
-    return KeyPair(
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM).decode(),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ).decode(),
-        cert=cert,
-        key=key,
-    )
+    pem = certgen.pem(cert, key)
+    return KeyPair(cert_pem=pem.cert_pem, key_pem=pem.key_pem, cert=cert, key=key)
 
 
 def make_ca(common_name: str = "gw test CA") -> KeyPair:
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(common_name))
-        .issuer_name(_name(common_name))
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    return _pem(cert, key)
+    """A CA as gw issues its own (gw.certgen), valid 30 days."""
+    issued = certgen.issue_ca(common_name, datetime.timedelta(days=30))
+    key = serialization.load_pem_private_key(issued.key_pem.encode(), password=None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    return _pem(x509.load_pem_x509_certificate(issued.cert_pem.encode()), key)
 
 
 def make_cert(

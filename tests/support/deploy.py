@@ -45,7 +45,7 @@ def documents(rendered: dict[str, str]) -> list[dict[str, Any]]:
 #: The order `kubectl apply -f deploy/manifests/` takes them in (file names sort so).
 ORDER = (
     "namespace", "gw", "discovery", "gateway-proxy", "extauth", "redis", "settings", "webhook",
-    "ratelimit",
+    "ratelimit", "certgen", "networkpolicy",
 )  # fmt: skip
 
 

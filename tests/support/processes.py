@@ -1,5 +1,5 @@
-"""Real gw processes for end-to-end tests: `gw up` (control plane + Envoy) and echo
-upstreams, on free loopback ports, always stopped at the end."""
+"""Real gw processes for end-to-end tests: `gw up` (control plane + Envoy), `gw controlplane`
+alone, and echo upstreams, on free loopback ports, always stopped at the end."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from gw.instance import default_name, instance
 from tests.support.ports import free_port
 from tests.support.wait import wait_until
 
@@ -24,6 +25,7 @@ def gw_env(home: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env["GW_HOME"] = str(home)
     env.pop("GW_ADMIN_URL", None)
+    env.pop("GW_INSTANCE", None)
     return env
 
 
@@ -55,6 +57,62 @@ class Process:
                 os.killpg(self.popen.pid, signal.SIGKILL)
                 self.popen.wait()
         self._log_file.close()
+
+
+class ControlPlane:
+    """`gw controlplane --dir FOLDER` on loopback, its ports kept across restarts (`start()`
+    again after a stop or a kill finds them again); `extra` arguments are added (for
+    instance `--xds-certs DIR`). Ready once it has translated the folder."""
+
+    def __init__(self, folder: Path, work: Path, *extra: str) -> None:
+        self.folder, self.work, self.extra = folder, work, extra
+        self.xds_port, self.debug_port, self.dev_port = free_port(), free_port(), free_port()
+        self.http_port, self.https_port = free_port(), free_port()
+        self.xds = f"127.0.0.1:{self.xds_port}"
+        self.starts = 0
+        self.process = self.start()
+
+    def start(self) -> Process:
+        env = gw_env(self.work / "home")
+        env["START_STATS_SERVER"] = "true"
+        self.starts += 1
+        self.process = Process(
+            gw_command(
+                "controlplane",
+                "--dir",
+                str(self.folder),
+                "--bind",
+                "127.0.0.1",
+                "--xds-port",
+                str(self.xds_port),
+                "--debug-port",
+                str(self.debug_port),
+                "--dev-port",
+                str(self.dev_port),
+                "--http-port",
+                str(self.http_port),
+                "--https-port",
+                str(self.https_port),
+                "--proxy-bind",
+                "127.0.0.1",
+                *self.extra,
+            ),  # fmt: skip
+            env,
+            self.work / f"controlplane-{self.starts}.log",
+        )
+        wait_until(self._ready, timeout=30, what="the control plane")
+        return self.process
+
+    def _ready(self) -> bool:
+        if not self.process.alive():
+            raise RuntimeError(f"the control plane exited:\n{self.process.output()}")
+        return bool(self.admin("/proxies")["translation"]["count"] > 0)
+
+    def admin(self, path: str) -> Any:
+        """A debug-server endpoint's data."""
+        response = httpx.get(f"http://127.0.0.1:{self.debug_port}{path}", timeout=5)
+        response.raise_for_status()
+        return response.json()["data"]
 
 
 class Echo:
@@ -100,6 +158,8 @@ class GwUp:
     ) -> None:
         self.folder = folder
         self.home = home
+        #: This run's state directory (state file, logs): `gw.instance`.
+        self.state_dir = instance(home, default_name(folder)).directory
         self.http_port, self.https_port, self.xds_port, self.admin_port, self.debug_port = (
             free_port(),
             free_port(),
@@ -145,19 +205,25 @@ class GwUp:
             home / "gw-up.log",
         )
         try:
-            wait_until(self._ready, timeout=30, what="gw up to be ready")
+            state = wait_until(self._ready, timeout=30, what="gw up to be ready")
         except TimeoutError:
             self.stop()
             raise TimeoutError(
                 f"gw up did not get ready; its output:\n{self.process.output()}"
             ) from None
-
-    def _ready(self) -> bool:
-        if not self.process.alive():
+        if state == "exited":
+            self.stop()
             raise RuntimeError(f"gw up exited:\n{self.process.output()}")
+
+    def _ready(self) -> str | None:
+        """`ready`, `exited` (at once: a gw up that failed to start), or None (not yet)."""
+        if not self.process.alive():
+            return "exited"
+        if not (self.state_dir / "up.json").exists():
+            return None  # written once every server started: the proxy listens
         live = httpx.get(self.proxy_admin_url + "/ready", timeout=1)
         proxies = self.admin("/proxies")
-        return live.status_code == 200 and proxies["translation"]["count"] > 0
+        return "ready" if live.status_code == 200 and proxies["translation"]["count"] > 0 else None
 
     def admin(self, path: str) -> Any:
         response = httpx.get(self.admin_url + path, timeout=5)

@@ -185,3 +185,62 @@ def test_orchestrator_objects_still_check_what_gw_reads() -> None:
     assert exc.value.problems[0].field == "spec.ports[0].port"
     with pytest.raises(ManifestError, match="apiVersion"):
         parse_document(dict(ORCH_SERVICE, apiVersion="apps/v1"))
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace", "problem"),
+    [
+        ("a" * 253, "n" * 63, None),
+        ("web.v2-a", "team-1", None),
+        ("a" * 254, "default", "metadata.name: a name must be no more than 253 characters"),
+        ("../x", "default", "metadata.name: not a valid name: Kubernetes requires a DNS-1123 "),
+        ("a/b", "default", "metadata.name: not a valid name"),
+        ("Web", "default", "metadata.name: not a valid name"),
+        ("web-", "default", "metadata.name: not a valid name"),
+        ("web", "n" * 64, "metadata.namespace: a namespace must be no more than 63 characters"),
+        ("web", "team.a", "metadata.namespace: not a valid namespace: Kubernetes requires a "),
+    ],
+)
+def test_names_and_namespaces_follow_the_orchestrator(
+    name: str, namespace: str, problem: str | None
+) -> None:
+    doc = {
+        "apiVersion": "gw.vendor.io/v1",
+        "kind": "Upstream",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": 80}]}},
+    }
+    if problem is None:
+        assert parse_document(doc).key == (("Upstream", namespace, name))
+        return
+    with pytest.raises(ManifestError) as refused:
+        parse_document(doc)
+    assert refused.value.key == ("Upstream", namespace, name)
+    assert refused.value.details().startswith(problem)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {
+            "apiVersion": "gw.vendor.io/v1",
+            "kind": "Upstream",
+            "metadata": {"name": "u", "annotations": None, "labels": None},
+            "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": 80}]}, "sslConfig": None},
+        },
+        {
+            "apiVersion": "gateway.vendor.io/v1",
+            "kind": "VirtualService",
+            "metadata": {"name": "vs", "annotations": None},
+            "spec": {"virtualHost": {"domains": None, "routes": [{"matchers": None}]}},
+        },
+    ],
+    ids=["Upstream", "VirtualService"],
+)
+def test_explicit_nulls_are_unset_fields(doc: dict[str, object]) -> None:
+    """`annotations:` with nothing after it, as the established gateway's guides write: the
+    orchestrator's API server prunes such nulls, so they mean "take the default"."""
+    resource = parse_document(doc)
+    assert resource.metadata.annotations == {}
+    assert resource.metadata.labels == {}
+    assert "annotations" not in resource.metadata.model_fields_set

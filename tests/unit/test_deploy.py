@@ -17,7 +17,9 @@ import yaml
 
 from gw import __version__, api
 from gw.api.crd import CRD_KINDS, all_crds, crd_name, render
+from gw.certgen import parties
 from gw.cli.gw import app
+from gw.orch.certgen import secret_name
 from tests.support.deploy import CHART, CRDS, MANIFESTS, documents, plain_manifests
 from tests.support.deploy import render as render_chart
 
@@ -29,6 +31,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "watch-namespaces": {"watchNamespaces": ["team-a", "team-b"]},
     "redis-no-webhook": {"redis": {"enabled": True}, "webhook": {"enabled": False}},
     "scaled": {"gatewayProxy": {"replicas": 3}, "controlPlane": {"replicas": 2}},
+    "everything": {"ratelimit": {"enabled": True}, "redis": {"enabled": True}},
+    "plaintext-xds": {"xds": {"tls": False}, "networkPolicy": {"enabled": False}},
 }
 
 
@@ -245,18 +249,36 @@ def test_components_listen_on_the_reference_ports() -> None:
     }
 
 
-def test_every_deployment_runs_a_gw_command_that_exists() -> None:
+def _pod_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    if doc["kind"] == "CronJob":
+        return dict(doc["spec"]["jobTemplate"]["spec"]["template"]["spec"])
+    return dict(doc["spec"]["template"]["spec"])
+
+
+@pytest.mark.parametrize("values", [{}, VARIANTS["everything"], VARIANTS["plaintext-xds"]])
+def test_every_deployment_runs_a_gw_command_that_exists(values: dict[str, Any]) -> None:
     """Each container's arguments parse with `gw`'s own command line."""
     command = typer.main.get_command(app)
-    docs = documents(render_chart({}))
+    docs = documents(render_chart(values))
     checked = []
-    for name in ("gw", "discovery", "gateway-proxy", "extauth"):
-        args = _container(docs, name)["args"]
+    for doc in docs:
+        if (
+            doc["kind"] not in ("Deployment", "Job", "CronJob")
+            or doc["metadata"]["name"] == "redis"
+        ):
+            continue
+        args = _pod_spec(doc)["containers"][0]["args"]
         sub = command.get_command(None, args[0])  # type: ignore[attr-defined]
         assert sub is not None, args[0]
         sub.make_context(args[0], list(args[1:]))
-        checked.append(name)
-    assert checked == ["gw", "discovery", "gateway-proxy", "extauth"]
+        checked.append(f"{doc['kind']}/{doc['metadata']['name']}")
+    expected = {"Deployment/gw", "Deployment/discovery", "Deployment/gateway-proxy"}
+    expected.add("Deployment/extauth")
+    if values.get("ratelimit"):
+        expected.add("Deployment/rate-limit")
+    if values.get("xds", {}).get("tls", True):
+        expected |= {"Job/gw-certgen", "CronJob/gw-certgen"}
+    assert set(checked) == expected
 
 
 def _rules(docs: list[dict[str, Any]], subject: str) -> list[dict[str, Any]]:
@@ -316,6 +338,21 @@ def test_rbac_grants_each_component_only_what_it_uses() -> None:
         ("upstreams", "create"),
         ("upstreams", "update"),
         ("upstreams", "delete"),
+    }
+    certgen_writes = {
+        (res, verb, tuple(r.get("resourceNames", [])))
+        for r in _rules(docs, "gw-certgen")
+        for res in r["resources"]
+        for verb in r["verbs"]
+        if verb in writes
+    }
+    assert certgen_writes == {
+        ("secrets", "create", ()),
+        (
+            "secrets",
+            "update",
+            tuple(secret_name(p) for p in ["ca", *parties("gw-system", ["gateway-proxy"])]),
+        ),
     }
     assert _rules(docs, "gateway-proxy") == [] and _rules(docs, "extauth") == []
     for name in ("gateway-proxy", "extauth"):
@@ -377,3 +414,101 @@ def test_the_image_runs_gw_as_the_chart_expects() -> None:
     for name in ("gw", "discovery", "gateway-proxy", "extauth"):
         assert _container(docs, name)["securityContext"]["runAsUser"] == 10101
         assert _container(docs, name)["image"] == f"gw:{__version__}"
+
+
+# --- xDS: mutual TLS and network policies -------------------------------------------------------
+
+XDS_CLIENTS = {"gw": "controlplane", "gateway-proxy": "gateway-proxy", "extauth": "extauth"}
+XDS_CLIENTS["rate-limit"] = "ratelimit"
+
+
+def test_every_xds_party_mounts_its_own_certificates_from_certgen() -> None:
+    """Each deployment mounts the Secret `gw certgen --orch` writes for its party (the names
+    come from gw's own code), and passes the folder with --xds-certs."""
+    docs = documents(render_chart(VARIANTS["everything"]))
+    issued = {secret_name(p) for p in parties("gw-system", ["gateway-proxy"])}
+    mounted = set()
+    for deployment, party in XDS_CLIENTS.items():
+        container = _container(docs, deployment)
+        assert "--xds-certs=/etc/gw/xds" in container["args"], deployment
+        assert {"name": "xds-certs", "mountPath": "/etc/gw/xds", "readOnly": True} in container[
+            "volumeMounts"
+        ]
+        volumes = _by(docs, "Deployment", deployment)["spec"]["template"]["spec"]["volumes"]
+        (secret,) = [v["secret"]["secretName"] for v in volumes if v["name"] == "xds-certs"]
+        assert secret == secret_name(party)
+        mounted.add(secret)
+    assert mounted == issued
+    job = _pod_spec(_by(docs, "Job", "gw-certgen"))
+    assert job["serviceAccountName"] == "gw-certgen"
+    assert job["containers"][0]["args"][:3] == ["certgen", "--orch", "--proxy=gateway-proxy"]
+    hooks = _by(docs, "Job", "gw-certgen")["metadata"]["annotations"]
+    assert hooks["helm.sh/hook"] == "pre-install,pre-upgrade"
+    assert _by(docs, "CronJob", "gw-certgen")["spec"]["schedule"] == "0 3 1 * *"
+
+
+def test_plaintext_xds_is_an_explicit_choice() -> None:
+    docs = documents(render_chart(VARIANTS["plaintext-xds"]))
+    for deployment in ("gw", "gateway-proxy", "extauth"):
+        container = _container(docs, deployment)
+        assert "--insecure-xds" in container["args"]
+        assert not any(a.startswith("--xds-certs") for a in container["args"])
+    assert not any(d["metadata"]["name"] == "gw-certgen" for d in docs)
+    assert not any(d["kind"] == "NetworkPolicy" for d in docs)
+
+
+def _allowed(policy: dict[str, Any], port: int) -> list[dict[str, Any]] | None:
+    """The peers a policy lets reach `port` (an empty list: anyone); None: the port is shut."""
+    for rule in policy["spec"].get("ingress", []):
+        if any(p["port"] == port for p in rule["ports"]):
+            return list(rule.get("from", []))
+    return None
+
+
+def test_network_policies_keep_xds_to_its_clients_and_the_debug_server_to_the_namespace() -> None:
+    docs = documents(render_chart(VARIANTS["everything"]))
+    policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "NetworkPolicy"}
+    control_plane = policies["gw"]
+    assert control_plane["spec"]["podSelector"] == {"matchLabels": {"gw": "gw"}}
+    assert control_plane["spec"]["policyTypes"] == ["Ingress"]
+    assert _allowed(control_plane, 9977) == [
+        {
+            "podSelector": {
+                "matchExpressions": [
+                    {
+                        "key": "gw",
+                        "operator": "In",
+                        "values": ["gateway-proxy", "extauth", "rate-limit"],
+                    }
+                ]
+            }
+        }
+    ]
+    assert _allowed(control_plane, 9091) == [{"podSelector": {}}]  # this namespace only
+    assert _allowed(control_plane, 8443) == []  # the API server calls the webhook
+    assert _allowed(control_plane, 9999) is None
+    # Every party named as an xDS client runs a deployment of that label.
+    labels = {
+        d["spec"]["template"]["metadata"]["labels"]["gw"] for d in docs if d["kind"] == "Deployment"
+    }
+    assert {"gateway-proxy", "extauth", "rate-limit"} <= labels
+    data_plane = policies["gw-data-plane"]
+    proxies_only = [{"podSelector": {"matchLabels": {"gw": "gateway-proxy"}}}]
+    assert _allowed(data_plane, 8083) == _allowed(data_plane, 18081) == proxies_only
+    redis = policies["gw-redis"]
+    assert _allowed(redis, 6379) == [
+        {
+            "podSelector": {
+                "matchExpressions": [
+                    {"key": "gw", "operator": "In", "values": ["extauth", "rate-limit"]}
+                ]
+            }
+        }
+    ]
+    assert "ingress" not in policies["gw-serves-nothing"]["spec"]
+    extra = {"ipBlock": {"cidr": "10.0.0.10/32"}}
+    more = documents(render_chart({"networkPolicy": {"debugServerFrom": [extra]}}))
+    widened = next(
+        d for d in more if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "gw"
+    )
+    assert _allowed(widened, 9091) == [{"podSelector": {}}, extra]

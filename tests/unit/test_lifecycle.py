@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from gw import lifecycle
+from gw import lifecycle, supervision
 from gw.asgi import AsgiServer, quiet_config
 from tests.support.ports import free_port
 
@@ -136,15 +136,47 @@ async def test_a_server_that_fails_to_stop_does_not_keep_the_others_running(
     assert "admin did not stop cleanly" in [r.getMessage() for r in caplog.records]
 
 
-async def test_a_crashed_background_task_is_logged(caplog: pytest.LogCaptureFixture) -> None:
-    async def store() -> None:
-        raise RecursionError("maximum recursion depth exceeded")
+async def test_a_task_server_that_crashes_is_restarted_not_ended(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A crash of a task (the folder watcher meeting a file nobody foresaw) is logged and
+    recorded, and the task runs again: the process keeps following its input."""
+    runs: list[int] = []
+    again = asyncio.Event()
 
-    task = asyncio.create_task(store(), name="store")
-    task.add_done_callback(lifecycle.report_crash)  # runs before gather's own callback
-    await asyncio.gather(task, return_exceptions=True)
-    (record,) = [r for r in caplog.records if r.getMessage() == "store crashed"]
+    async def watcher() -> None:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            raise RecursionError("maximum recursion depth exceeded")
+        again.set()
+        await asyncio.Event().wait()
+
+    server = lifecycle.TaskServer("test watcher", watcher)
+    await server.start()
+    await asyncio.wait_for(again.wait(), timeout=10)
+    waiting = asyncio.create_task(server.wait())
+    await asyncio.sleep(0)
+    assert not waiting.done()  # it did not end: it restarted
+    health = supervision.TASKS.tasks["test watcher"]
+    assert (health.state, health.crashes) == ("running", 1)
+    assert health.last_error == "RecursionError: maximum recursion depth exceeded"
+    assert "RecursionError" in (health.last_traceback or "")
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("test watcher crashed")]
     assert record.exc_info is not None and record.exc_info[0] is RecursionError
+    await server.stop()
+    assert health.state == "stopped"
+    waiting.cancel()
+
+
+async def test_a_signal_during_a_slow_start_stops_at_once() -> None:
+    """The control plane's start waits for its first translation; Ctrl-C must not."""
+    events: list[str] = []
+    never = asyncio.Event()
+    slow = lifecycle.TaskServer("slow", never.wait, ready=never.wait)
+    servers = [Recorder("xds", events), slow, Recorder("envoy", events)]
+    asyncio.get_running_loop().call_later(0.05, os.kill, os.getpid(), signal.SIGTERM)
+    await asyncio.wait_for(lifecycle.serve(servers), timeout=10)
+    assert events == ["start xds", "stop xds"]
 
 
 def _hello() -> Starlette:

@@ -23,6 +23,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gw import supervision
 from gw.api.status import State
 from gw.controlplane import ControlPlane
 from gw.tracing import Trace
@@ -86,6 +87,17 @@ class _StateCollector(Collector):
         yield from self._snapshots()
         yield from self._proxies()
         yield from self._resources()
+        yield from self._tasks()
+
+    def _tasks(self) -> Iterable[Metric]:
+        crashes = CounterMetricFamily(
+            "gw_task_crashes",
+            "Crashes of each supervised long-running task (each a bug; the task restarted).",
+            labels=["task"],
+        )
+        for health in supervision.TASKS.tasks.values():
+            crashes.add_metric([health.name], health.crashes)
+        yield crashes
 
     def _translation(self) -> Iterable[Metric]:
         translation = self.controlplane.translation

@@ -10,6 +10,7 @@ debugging endpoints of `debug.py`.
 | `/snapshots/xds` | the xDS resources served, per proxy role |
 | `/proxies` | connected xDS clients, their acked versions and NACKs |
 | `/components` | the processes of this install (control plane, proxy, ...) and their state |
+| `/tasks` | the supervised tasks of this process: running or restarting, crashes, last error |
 | `/version` | the server version |
 
 Every answer except `/` (HTML) and `/metrics` (Prometheus text) is the envelope of
@@ -32,13 +33,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from gw import __version__, defaults
+from gw import __version__, defaults, supervision
 from gw.admin.debug import ENDPOINTS as DEBUG_ENDPOINTS
 from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.api.status import State, Status
 from gw.controlplane import ControlPlane
+from gw.snapshot import Source
 from gw.translator import ir
 from gw.translator.dump import (
     REDACTED,
@@ -60,6 +62,7 @@ ENDPOINTS = {
     "/snapshots/xds": "xDS resources served to each proxy role",
     "/proxies": "proxies connected over xDS, acked versions, NACKs",
     "/components": "processes of this install and whether they run",
+    "/tasks": "long-running tasks of the control plane: crashes, last error, restarts",
     "/version": "server version",
 }
 
@@ -115,6 +118,9 @@ def build_app(
     async def version(_: Request) -> JSONResponse:
         return ok({"version": __version__})
 
+    async def tasks(_: Request) -> JSONResponse:
+        return ok(supervision.TASKS.data())
+
     routes = [
         Route("/", index),
         Route("/statuses", statuses),
@@ -124,6 +130,7 @@ def build_app(
         Route("/snapshots/xds", snapshot_xds),
         Route("/proxies", proxies),
         Route("/components", list_components),
+        Route("/tasks", tasks),
         Route("/version", version),
         *debug_routes(controlplane, ads),
         *(extra or []),
@@ -150,14 +157,20 @@ def proxies_data(controlplane: ControlPlane, ads: AdsServer) -> dict[str, Any]:
 
 
 def proxy_resources_data(controlplane: ControlPlane, ads: AdsServer) -> list[dict[str, Any]]:
-    """Each Proxy as a resource, its status with its Envoys' NACKs (`gwctl get proxy`)."""
+    """Each Proxy as a resource, its status with its Envoys' NACKs (`gwctl get proxy`).
+    Before any translation succeeded, a failed one shows on an empty default Proxy."""
     result = controlplane.result
-    if result is None:
+    if result is not None:
+        proxies = result.proxies
+    elif controlplane.translation.error is not None:
+        options = controlplane.options
+        proxies = (ir.Proxy(name=options.proxy_name, namespace=options.namespace),)
+    else:
         return []
     connections = [c.summary() for c in ads.connections.values()]
     return [
-        proxy_resource(p, with_nacks(result.proxy_statuses.get(p.name), p, connections))
-        for p in result.proxies
+        proxy_resource(p, with_nacks(controlplane.proxy_status(p.name), p, connections))
+        for p in proxies
     ]
 
 
@@ -230,8 +243,18 @@ def resource_data(resource: Any) -> dict[str, Any]:
         for field in ("data", "stringData"):
             if field in data:
                 data[field] = {k: REDACTED for k in data[field]}
+    if resource.SECRET_FIELDS:
+        data = _redact_fields(data, resource.SECRET_FIELDS)
     hidden: dict[str, Any] = _hide_local_key_secrets(data)
     return hidden
+
+
+def _redact_fields(data: Any, fields: frozenset[str]) -> Any:
+    if isinstance(data, list):
+        return [_redact_fields(v, fields) for v in data]
+    if not isinstance(data, dict):
+        return data
+    return {k: REDACTED if k in fields else _redact_fields(v, fields) for k, v in data.items()}
 
 
 def _hide_local_key_secrets(data: Any) -> Any:
@@ -268,6 +291,7 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     errors = [
         {
             "source": str(e.source) if e.source else None,
+            **_where(e.source),
             "message": e.message,
             "resource": _key_data(e.key) if e.key else None,
         }
@@ -280,7 +304,11 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     ]
     inputs = (
         [
-            {**_key_data(k), "source": str(snapshot.sources[k]) if k in snapshot.sources else None}
+            {
+                **_key_data(k),
+                "source": str(snapshot.sources[k]) if k in snapshot.sources else None,
+                **_where(snapshot.sources.get(k)),
+            }
             for k in sorted(snapshot.resources)
         ]
         if snapshot
@@ -292,6 +320,14 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
         for k in sorted(result.declared if result else ())
     ]
     return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}
+
+
+def _where(source: Source | None) -> dict[str, Any]:
+    """The file (relative to the served folder) and 1-based document number of a source, for
+    tools that edit the manifest (`gwctl apply`, `delete`) or point at it (`explain`)."""
+    if source is None:
+        return {}
+    return {"file": source.path, "document": source.document}
 
 
 def _key_data(key: Any) -> dict[str, str]:

@@ -52,6 +52,7 @@ __all__ = [
     "UpstreamGroup",
     "VirtualHostOption",
     "VirtualService",
+    "key_of",
     "kind_for",
     "parse_document",
 ]
@@ -135,7 +136,7 @@ def parse_document(doc: Any) -> Resource:
         raise ManifestError([Problem("", f"a manifest must be a mapping, not {_type_name(doc)}")])
     kind = doc.get("kind")
     api_version = doc.get("apiVersion")
-    key = _key_of(doc)
+    key = key_of(doc)
     if not isinstance(kind, str) or not kind:
         raise ManifestError([Problem("kind", "missing: every manifest needs a kind")], key)
     model = _BY_KIND.get(kind)
@@ -154,7 +155,10 @@ def parse_document(doc: Any) -> Resource:
         raise ManifestError([_problem(e, show_input) for e in exc.errors()], key) from None
 
 
-def _key_of(doc: Mapping[str, Any]) -> ResourceKey | None:
+def key_of(doc: Any) -> ResourceKey | None:
+    """The resource a manifest document names, when it names one well enough to tell."""
+    if not isinstance(doc, Mapping):
+        return None
     kind = doc.get("kind")
     metadata = doc.get("metadata")
     if not isinstance(kind, str) or not isinstance(metadata, Mapping):

@@ -1,9 +1,12 @@
 """Gateway (`gateway.vendor.io/v1`): one listener (address, port, plain or TLS) on one or
 more proxies, and which VirtualServices it serves (REFERENCE.md §1.9).
 
-Only `httpGateway` is built. `tcpGateway` and `hybridGateway` are accepted by the parser (so
-an established manifest loads and gets a status naming the field) and refused by the
-translator: a listener gw cannot build must not be served half-built.
+Only `httpGateway` is built, with the listener `options` (`api/listener_options.py`) and
+`httpGateway.options` (`api/http_listener_options.py`) and `routeOptions` (the route
+configuration's settings, here). `tcpGateway` and `hybridGateway` are
+accepted by the parser (so an established manifest loads and gets a status naming the
+field) and refused by the translator: a listener gw cannot build must not be served
+half-built.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from gw.api.delegation import SelectorExpression
+from gw.api.http_listener_options import HttpListenerOptions
+from gw.api.listener_options import ListenerOptions
 from gw.api.meta import Model, Resource, ResourceRef
 
 #: The proxy a Gateway lands on when it names none (the deployment of SPEC.md).
@@ -34,8 +39,7 @@ class HttpGateway(Model):
     virtual_service_selector: dict[str, str] = {}
     virtual_service_expressions: LabelExpressions | None = None
     virtual_service_namespaces: list[str] = []
-    # Parsed so that an established manifest loads; refused by the translator (not built).
-    options: dict[str, Any] | None = None
+    options: HttpListenerOptions | None = None
 
 
 class RouteConfigurationOptions(Model):
@@ -56,7 +60,7 @@ class GatewaySpec(Model):
     # Parsed, then refused by the translator with a status naming the field (not built).
     tcp_gateway: dict[str, Any] | None = None
     hybrid_gateway: dict[str, Any] | None = None
-    options: dict[str, Any] | None = None
+    options: ListenerOptions | None = None
     route_options: RouteConfigurationOptions | None = None
 
 

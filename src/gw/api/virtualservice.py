@@ -11,20 +11,23 @@ from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
 from gw.api.dynamicforwardproxy import DynamicForwardProxyRoute
 from gw.api.extauth import ExtAuthExtension
+from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.loadbalancer import RouteActionHashConfig
 from gw.api.matching import RegexMatchAndSubstitute
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
+from gw.api.subsets import Subset
 from gw.api.tls import SslConfig
 from gw.api.traffic import (
     DestinationTrafficOptions,
     RouteTrafficOptions,
     VirtualHostTrafficOptions,
 )
-from gw.api.transform import TransformationStages
+from gw.api.transform import Transformations, TransformationStages
 
 
 class HeaderMatcher(Model):
@@ -75,6 +78,8 @@ class OrchDestination(Model):
 class Destination(Model):
     upstream: ResourceRef | None = None
     orch: OrchDestination | None = None
+    subset: Subset | None = None
+    destination_spec: DestinationSpec | None = None
 
 
 #: Envoy's bound on a weighted split: each weight, and their sum (a larger sum is a NACK).
@@ -82,7 +87,8 @@ MAX_TOTAL_WEIGHT = 2**32 - 1
 
 
 class WeightedDestinationOptions(DestinationTrafficOptions):
-    pass
+    staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
 
 
 class WeightedDestination(Model):
@@ -131,6 +137,7 @@ class RouteOptions(RouteTrafficOptions):
     auto_host_rewrite: bool | None = None
     header_manipulation: HeaderManipulation | None = None
     staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
     jwt: RouteJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
@@ -140,6 +147,7 @@ class RouteOptions(RouteTrafficOptions):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    lb_hash: RouteActionHashConfig | None = None
 
 
 class Route(Model):
@@ -160,6 +168,7 @@ class VirtualHostOptions(VirtualHostTrafficOptions):
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
     staged_transformations: TransformationStages | None = None
+    transformations: Transformations | None = None
     header_manipulation: HeaderManipulation | None = None
     retries: RetryPolicy | None = None
     cors: CorsPolicy | None = None

@@ -48,6 +48,7 @@ class Check:
 CHECKS = (
     Check("Deployments", "deployments"),
     Check("Pods", "pods"),
+    Check("Tasks", "tasks"),
     Check("Manifests", "manifests"),
     Check("Upstreams", "upstreams", "Upstream"),
     Check("UpstreamGroups", "upstreamgroup", "UpstreamGroup"),
@@ -161,6 +162,7 @@ def run_check(item: Check, facts: Facts) -> list[str]:
     special: dict[str, Callable[[Facts], list[str]]] = {
         "deployments": check_deployments,
         "pods": check_pods,
+        "tasks": check_tasks,
         "manifests": check_manifests,
         "secrets": check_secrets,
         "proxies": check_proxies,
@@ -187,6 +189,28 @@ def check_pods(facts: Facts) -> list[str]:
                 f"Pod of {c.name} in namespace {c.namespace} is not running! "
                 f"(restarted {c.restarts} times)"
             )
+    return problems
+
+
+def check_tasks(facts: Facts) -> list[str]:
+    """The control plane's long-running tasks (folder watcher, translation loop, leader
+    election, ...) that crashed lately or are waiting to restart: each crash is a bug, even
+    when the task runs again."""
+    problems = []
+    for task in facts.get("/tasks"):
+        if task["healthy"]:
+            continue
+        crash = task.get("lastCrash") or {}
+        times = "once" if task["crashes"] == 1 else f"{task['crashes']} times"
+        now = (
+            f"restarting in {task.get('restartInSeconds', 0)}s"
+            if task["state"] == "restarting"
+            else "running again"
+        )
+        problems.append(
+            f"Task {task['name']} of the control plane crashed {times} (last "
+            f"{crash.get('secondsAgo')}s ago: {crash.get('error')}); {now}"
+        )
     return problems
 
 
@@ -269,7 +293,8 @@ def check_secrets(facts: Facts) -> list[str]:
 
 def check_proxies(facts: Facts) -> list[str]:
     """The default proxy has a connected Envoy; no Envoy of any proxy rejected its config;
-    no Proxy is rejected (e.g. two gateways on one port); the last translation worked."""
+    no Proxy is rejected (e.g. two gateways on one port, or the last translation failed:
+    the control plane puts that on every Proxy)."""
     data = facts.get("/proxies")
     resources = facts.get("/snapshots/proxy-resources")
     names = [p["metadata"]["name"] for p in resources] or [PROXY_NAME]
@@ -299,13 +324,6 @@ def check_proxies(facts: Facts) -> list[str]:
                     f"{roles[conn['role']]} (node {conn['node']}) rejected "
                     f"{type_name.rsplit('.', 1)[-1]} version {nack['version']}: {nack['message']}"
                 )
-    error = data["translation"].get("error")
-    if error:
-        last = error.strip().splitlines()[-1]
-        problems.append(
-            "The control plane's last translation failed; the last good configuration "
-            f"keeps serving: {last}"
-        )
     return problems
 
 

@@ -18,12 +18,14 @@ import typer
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from gw import __version__, defaults  # noqa: E402
+from gw.cli.xds_tls import InsecureXds, XdsCerts, refuse_plaintext  # noqa: E402
 from gw.logs import configure_logging  # noqa: E402
 
 if TYPE_CHECKING:
     from gw.lifecycle import Server
     from gw.servers import Serving
     from gw.translator.options import Options
+    from gw.xds.component import Placement
 
 app = typer.Typer(
     help="gw: a declarative API gateway (server side).",
@@ -61,6 +63,16 @@ def _run_on_uvloop(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
+MaxConnections = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Client connections the proxy accepts across all its listeners; more are closed "
+        "as they open (the admin port is exempt).",
+    ),
+]
+
+
 @app.command()
 def up(
     folder: Annotated[
@@ -94,15 +106,29 @@ def up(
     log_level: str = defaults.LOG_LEVEL,
     envoy_log_level: str = defaults.LOG_LEVEL,
     concurrency: Annotated[int | None, typer.Option(help="Envoy worker threads.")] = None,
+    global_downstream_max_connections: MaxConnections = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS,
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of this run's state directory under $GW_HOME/instances (default: "
+            "from the folder); gwctl --instance NAME picks it."
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
+    from gw.instance import InstanceError, claim
     from gw.up import UpOptions, gw_home
     from gw.up import up as run_up
 
-    home = gw_home()
+    try:
+        claimed = claim(gw_home(), folder, instance)
+    except InstanceError as exc:
+        typer.echo(f"gw: {exc}", err=True)
+        raise typer.Exit(1) from None
+    home = claimed.instance.directory
     configure_logging(log_level, home / "logs" / "gw.log")
     options = UpOptions(
         folder=folder,
@@ -120,10 +146,14 @@ def up(
         log_level=log_level,
         envoy_log_level=envoy_log_level,
         concurrency=concurrency,
+        max_downstream_connections=global_downstream_max_connections,
         discovery=discovery,
         home=home,
     )
-    run_command(run_up(options))
+    try:
+        run_command(run_up(options))
+    finally:
+        claimed.release()
 
 
 # --- options of `gw controlplane` ------------------------------------------------------------
@@ -187,6 +217,8 @@ def controlplane(
     bind: str = defaults.ANY_ADDRESS,
     xds_port: int = defaults.XDS_PORT,
     xds_socket: XdsSocket = None,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
     http_port: Annotated[
         int, typer.Option(help="Port the proxies' HTTP listener binds.")
     ] = defaults.HTTP_PORT,
@@ -220,6 +252,8 @@ def controlplane(
         dev_port=dev_port,
         xds_socket=xds_socket,
         discovery=discovery,
+        xds_certs=xds_certs,
+        insecure_xds=insecure_xds,
     )
     if folder is not None:
         run_command(_serve_folder(folder, options, serving))
@@ -244,7 +278,8 @@ async def _serve_folder(folder: Path, options: Options, serving: Serving) -> Non
     from gw import lifecycle
     from gw.servers import controlplane_servers
 
-    await lifecycle.serve(controlplane_servers(folder, options, serving).servers)
+    servers = controlplane_servers(folder, options, serving, wait_first_translation=True)
+    await lifecycle.serve(servers.servers)
 
 
 @app.command("discovery")
@@ -318,19 +353,31 @@ def proxy(
     node_id: Annotated[str | None, typer.Option(help="Default: <proxy name>-<host>-<pid>.")] = None,
     log_level: str = defaults.LOG_LEVEL,
     concurrency: int | None = None,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
+    global_downstream_max_connections: MaxConnections = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS,
 ) -> None:
     """Run a gateway proxy (Envoy) fed by the control plane at XDS."""
+    import tempfile
+
     from gw import lifecycle
     from gw.proxy.bootstrap import BootstrapOptions
     from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
+    from gw.proxy.xds_tls import XdsTls
+    from gw.xds.tls import namespace_of, server_name
 
     configure_logging(defaults.LOG_LEVEL)
+    refuse_plaintext(xds, xds_certs, insecure_xds)
     if name is not None:
         role = f"{role.partition('~')[0]}~{name}"
     proxy_name = role.partition("~")[2] or defaults.PROXY_NAME
     host, _, port = xds.rpartition(":")
     if xds.startswith("unix:"):
         host, port = xds, "0"
+    workdir = Path(tempfile.mkdtemp(prefix="gw-proxy-"))
+    tls = None
+    if xds_certs is not None:
+        tls = XdsTls(xds_certs.resolve(), workdir, server_name(namespace_of(role)))
     options = ProxyOptions(
         bootstrap=BootstrapOptions(
             node_id=node_id or f"{proxy_name}-{socket.gethostname()}-{os.getpid()}",
@@ -339,9 +386,12 @@ def proxy(
             xds_port=int(port),
             admin_host=admin_host,
             admin_port=admin_port,
+            xds_tls=tls,
+            max_downstream_connections=global_downstream_max_connections,
         ),
         log_level=log_level,
         concurrency=concurrency,
+        workdir=workdir,
     )
     supervisor = EnvoySupervisor(options)
     envoy = lifecycle.TaskServer("envoy", supervisor.run, stop=supervisor.stop)
@@ -349,6 +399,10 @@ def proxy(
 
 
 XdsAddress = Annotated[str, typer.Option(help="Control plane xDS address, host:port.")]
+LogFile = Annotated[
+    Path | None,
+    typer.Option(help="Log to this file at the log level (and warnings to stderr)."),
+]
 Role = Annotated[str, typer.Option(help="xDS role to ask configuration for.")]
 
 
@@ -361,14 +415,16 @@ def extauth(
     port: Annotated[int, typer.Option(help="ext_authz gRPC port.")] = defaults.EXTAUTH_PORT,
     role: Role = defaults.EXTAUTH_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
+    log_file: LogFile = None,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
     from gw.extauth.server import extauth_server
-    from gw.xds.component import Placement
 
-    configure_logging(log_level)
-    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
+    configure_logging(log_level, log_file)
+    placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
     run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
 
 
@@ -384,15 +440,27 @@ def ratelimit(
     ] = defaults.REDIS,
     role: Role = defaults.RATELIMIT_ROLE,
     log_level: LogLevel = defaults.LOG_LEVEL,
+    xds_certs: XdsCerts = None,
+    insecure_xds: InsecureXds = False,
+    log_file: LogFile = None,
 ) -> None:
     """Run the rate-limit server (Envoy's global rate-limit service, counters in Redis),
     configured by the control plane at XDS."""
     from gw.ratelimit.server import ratelimit_server
+
+    configure_logging(log_level, log_file)
+    placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
+    run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
+
+
+def _placement(
+    bind: str, port: int, xds: str, role: str, certs: Path | None, insecure: bool
+) -> Placement:
     from gw.xds.component import Placement
 
-    configure_logging(log_level)
-    placement = Placement(bind=bind, port=port, xds_address=xds, role=role)
-    run_command(_serve_one(lambda: ratelimit_server(placement, redis)), uvloop=True)
+    return Placement(
+        bind=bind, port=port, xds_address=xds, role=role, xds_certs=certs, insecure_xds=insecure
+    )
 
 
 async def _serve_one(build: Callable[[], Server]) -> None:
@@ -400,6 +468,48 @@ async def _serve_one(build: Callable[[], Server]) -> None:
     from gw import lifecycle
 
     await lifecycle.serve([build()])
+
+
+ProxyNames = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--proxy", help=f"A proxy to issue for (repeatable; default {defaults.PROXY_NAME})."
+    ),
+]
+
+
+@app.command()
+def certgen(
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write into this folder: ca/ and a folder per party.", file_okay=False),
+    ] = None,
+    orch: Annotated[
+        bool, typer.Option("--orch", help="Write into the Secrets gw-xds-* of the namespace.")
+    ] = False,
+    kubeconfig: Kubeconfig = None,
+    namespace: GatewayNamespace = defaults.NAMESPACE,
+    proxy: ProxyNames = None,
+    rotate_ca: Annotated[
+        bool, typer.Option(help="Make a new CA (the previous one stays trusted until it expires).")
+    ] = False,
+    validity_days: Annotated[int, typer.Option(help="Days the certificates are valid.")] = 365,
+    log_level: LogLevel = defaults.LOG_LEVEL,
+) -> None:
+    """Issue the certificates of mutual TLS on xDS: the control plane's (controlplane), and
+    a client certificate for extauth, ratelimit and each proxy, naming its role; each party
+    gets ca.crt, tls.crt and tls.key. Run again to rotate them: the CA is kept, so old and
+    new certificates work together while the new ones spread."""
+    from gw.cli.xds_tls import issue
+
+    if (out is None) == (not orch):
+        raise typer.BadParameter("give either --out FOLDER or --orch")
+    configure_logging(log_level)
+    proxies = tuple(proxy or (defaults.PROXY_NAME,))
+    written = issue(
+        out, kubeconfig, namespace, proxies, rotate_ca=rotate_ca, validity_days=validity_days
+    )
+    typer.echo("\n".join(written))
 
 
 @app.command()

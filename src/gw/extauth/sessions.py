@@ -56,8 +56,11 @@ class Tokens:
 class SessionStore(Protocol):
     async def load(self, cookies: Mapping[str, str]) -> Tokens | None: ...
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
-        """Store `tokens` as this browser's session; returns the `set-cookie` values."""
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
+        """Store `tokens` as this browser's session (under `sid`, a `new_id()`, when the
+        store keeps sessions by id); returns the `set-cookie` values."""
         ...
 
     async def delete(self, cookies: Mapping[str, str]) -> list[str]:
@@ -77,7 +80,9 @@ class CookieSessions:
             return None
         return Tokens(id_token, access_token or "", refresh_token or None, expires_at=0.0)
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
         options = self.session.cookie
         out = [
             set_cookie(self.names[0], tokens.id_token, options),
@@ -115,9 +120,15 @@ class RedisSessions:
         self._remember(sid, tokens, now)
         return tokens
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+    @staticmethod
+    def new_id() -> str:
         """A new session id for every login (never reuse the one the browser sent)."""
-        sid = secrets.token_urlsafe(32)
+        return secrets.token_urlsafe(32)
+
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
+        sid = sid or self.new_id()
         await self._write(sid, tokens)
         return [set_cookie(self.store.cookie_name, sid, self.session.cookie)]
 

@@ -15,15 +15,12 @@ import datetime
 import logging
 from dataclasses import dataclass
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from lightkube import AsyncClient
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.admissionregistration_v1 import ValidatingWebhookConfiguration
 from lightkube.resources.core_v1 import Secret
 
+from gw import certgen
 from gw.orch.client import API_ERRORS, status_code
 
 log = logging.getLogger(__name__)
@@ -40,57 +37,12 @@ class WebhookCertificate:
     ca_pem: str
 
 
-def dns_names(service: str, namespace: str) -> list[str]:
-    return [
-        service,
-        f"{service}.{namespace}",
-        f"{service}.{namespace}.svc",
-        f"{service}.{namespace}.svc.cluster.local",
-    ]
-
-
 def generate(service: str, namespace: str) -> WebhookCertificate:
     """A private CA and a server certificate it signs for the service's DNS names."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gw webhook CA {namespace}")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, False, False, False, True, True, False, False), True
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    names = dns_names(service, namespace)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[2])]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + VALIDITY)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return WebhookCertificate(
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM).decode(),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ).decode(),
-        ca_pem=ca.public_bytes(serialization.Encoding.PEM).decode(),
-    )
+    ca = certgen.issue_ca(f"gw webhook CA {namespace}", VALIDITY)
+    names = certgen.service_names(service, namespace)
+    cert = certgen.issue(ca, names[2], dns_names=names, server=True, validity=VALIDITY)
+    return WebhookCertificate(cert_pem=cert.cert_pem, key_pem=cert.key_pem, ca_pem=ca.cert_pem)
 
 
 async def ensure_certificate(

@@ -25,7 +25,11 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf import any_pb2, duration_pb2, wrappers_pb2
 from google.protobuf.message import Message
 
+from gw import defaults
+
 NAME = "gw-proxy-admin"
+#: The cluster of Envoy's own admin socket (a name no resource can produce).
+CLUSTER = defaults.PROXY_ADMIN_CLUSTER
 
 #: Lists the loggers on `GET /logging`, as SPEC.md's proxy administration interface does.
 LIST_LOGGERS_ON_GET = """
@@ -57,7 +61,7 @@ def admin_listener(public: address_pb2.Address) -> listener_pb2.Listener:
                         route_components_pb2.Route(
                             match=route_components_pb2.RouteMatch(prefix="/"),
                             route=route_components_pb2.RouteAction(
-                                cluster=NAME,
+                                cluster=CLUSTER,
                                 # Streaming endpoints (/logging?follow, large dumps): no limit.
                                 timeout=duration_pb2.Duration(seconds=0),
                             ),
@@ -84,6 +88,8 @@ def admin_listener(public: address_pb2.Address) -> listener_pb2.Listener:
         name=NAME,
         address=public,
         enable_reuse_port=wrappers_pb2.BoolValue(value=False),
+        # Reachable when client connections hit the proxy's global limit (bootstrap.py).
+        ignore_global_conn_limit=True,
         filter_chains=[
             listener_components_pb2.FilterChain(
                 filters=[
@@ -99,11 +105,11 @@ def admin_listener(public: address_pb2.Address) -> listener_pb2.Listener:
 
 def admin_cluster(node_id: str) -> cluster_pb2.Cluster:
     return cluster_pb2.Cluster(
-        name=NAME,
+        name=CLUSTER,
         type=cluster_pb2.Cluster.STATIC,
         connect_timeout=duration_pb2.Duration(seconds=1),
         load_assignment=endpoint_pb2.ClusterLoadAssignment(
-            cluster_name=NAME,
+            cluster_name=CLUSTER,
             endpoints=[
                 endpoint_components_pb2.LocalityLbEndpoints(
                     lb_endpoints=[

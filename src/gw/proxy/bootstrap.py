@@ -3,6 +3,11 @@
 Everything else — listeners, routes, clusters, secrets — arrives over ADS from the control
 plane. Facts that shape it (ENVOY-NOTES.md): the ADS cluster must speak HTTP/2; a short
 retry back-off makes Envoy reconnect within a second after a control-plane restart.
+
+The overload manager caps the downstream connections of all listeners together
+(`max_downstream_connections`, the established install's `globalDownstreamMaxConnections`):
+a flood of idle connections cannot exhaust the proxy's file descriptors. The admin listener
+is exempt, so an operator can still look at a proxy under such a flood.
 """
 
 from __future__ import annotations
@@ -21,13 +26,18 @@ from envoy.config.core.v3 import (
     protocol_pb2,
 )
 from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
+from envoy.config.overload.v3 import overload_pb2
+from envoy.extensions.resource_monitors.downstream_connections.v3 import (
+    downstream_connections_pb2,
+)
 from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
 from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
 
 from gw import defaults
 from gw.proxy.admin import admin_cluster, admin_listener, admin_socket
+from gw.proxy.xds_tls import XdsTls, xds_transport_socket
 
-XDS_CLUSTER = "xds_cluster"
+XDS_CLUSTER = defaults.XDS_CLUSTER
 UNIX_PREFIX = "unix:"
 
 
@@ -40,6 +50,9 @@ class BootstrapOptions:
     xds_port: int = defaults.XDS_PORT
     admin_host: str = defaults.LOOPBACK
     admin_port: int = defaults.PROXY_ADMIN_PORT
+    #: Mutual TLS to the control plane (gw.proxy.xds_tls); None: plaintext.
+    xds_tls: XdsTls | None = None
+    max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
 
 
 def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
@@ -76,6 +89,23 @@ def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
         ),
         # Envoy's admin sits behind the static admin listener on `admin_port` (see admin.py).
         admin=bootstrap_pb2.Admin(address=admin_socket(options.node_id)),
+        overload_manager=_connection_limit(options.max_downstream_connections),
+    )
+
+
+def _connection_limit(limit: int) -> overload_pb2.OverloadManager:
+    monitor = downstream_connections_pb2.DownstreamConnectionsConfig(
+        max_active_downstream_connections=limit
+    )
+    packed = any_pb2.Any()
+    packed.Pack(monitor)
+    return overload_pb2.OverloadManager(
+        resource_monitors=[
+            overload_pb2.ResourceMonitor(
+                name="envoy.resource_monitors.global_downstream_max_connections",
+                typed_config=packed,
+            )
+        ]
     )
 
 
@@ -119,6 +149,7 @@ def _xds_cluster(options: BootstrapOptions) -> cluster_pb2.Cluster:
         typed_extension_protocol_options={
             "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": packed
         },
+        transport_socket=xds_transport_socket(options.xds_tls) if options.xds_tls else None,
     )
 
 

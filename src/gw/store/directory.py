@@ -5,7 +5,13 @@ documents. Hidden files and folders (editor swap files, `.git`) are skipped.
 
 A file that fails to parse does not take its resources away: the resources it last held
 are reported broken (the translator marks them `Rejected` and keeps serving their last
-accepted configuration) until the file is fixed or deleted.
+accepted configuration) until the file is fixed or deleted. The same holds for a file
+beyond the limits of Settings `directoryConfigSource` (`manifests.py`), and for a file or
+document that made reading fail in a way nobody foresaw: whatever a file holds, it is an
+input error of that file, never a crash of the store.
+
+`watch()` reads in a worker thread, so that the servers sharing the event loop keep
+answering while a large folder is read.
 """
 
 from __future__ import annotations
@@ -15,23 +21,40 @@ import json
 import logging
 import os
 import stat
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from gw.api import IgnoredDocument, ManifestError, Resource, ResourceKey, parse_document
+from gw import defaults
+from gw.api import (
+    IgnoredDocument,
+    ManifestError,
+    Problem,
+    Resource,
+    ResourceKey,
+    Settings,
+    key_of,
+    kind_for,
+    parse_document,
+)
 from gw.snapshot import InputError, Snapshot, Source
+from gw.store.manifests import Limits, TooCostly, load_documents, read_text, size_refusal
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The Settings object whose `directoryConfigSource` limits the files (in the gateway
+#: namespace), as the translator reads it.
+SETTINGS_NAME = "default"
+
+#: A stamp no file has: the file is read again at the next scan.
+_UNREAD = (-1, -1, -1)
 
 
 @dataclass(slots=True)
@@ -60,24 +83,55 @@ class DirectoryStore:
     SETTLE_SECONDS = 0.05
     SETTLE_TRIES = 4
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, namespace: str = defaults.NAMESPACE) -> None:
         if not root.is_dir():
             raise NotADirectoryError(f"{root} is not a folder of manifests")
         self.root = root
+        self.namespace = namespace
         self.statuses = StatusBook()
+        #: What one file may cost, from Settings `directoryConfigSource` as last read.
+        self.limits = Limits()
         #: How long the last `scan()` took (the control plane's traces show it).
         self.last_scan_seconds = 0.0
         self._files: dict[Path, _File] = {}
         self._snapshot: Snapshot | None = None
         self._unsettled = False
+        self._scanning = threading.Lock()
 
     def scan(self) -> Snapshot:
         """Re-read the files that changed since the last scan and build a snapshot.
 
         When nothing changed, the previous snapshot object is returned as is, so that
-        consumers can skip work with an identity check.
+        consumers can skip work with an identity check. Safe to call from any thread (one
+        scan runs at a time). When the scan reads new limits from Settings, every file is
+        read again under them at once.
         """
-        started = time.perf_counter()
+        with self._scanning:
+            started = time.perf_counter()
+            snapshot = self._scan_files()
+            limits = self._limits_in(snapshot)
+            if limits != self.limits:
+                log.info("reading the folder again under new limits: %s", limits)
+                self.limits = limits
+                for state in self._files.values():
+                    state.stamp = _UNREAD
+                snapshot = self._scan_files()
+            self.last_scan_seconds = time.perf_counter() - started
+            return snapshot
+
+    def _limits_in(self, snapshot: Snapshot) -> Limits:
+        """The Settings' limits; the current ones while the Settings manifest is broken
+        (like any rejected resource, it keeps its last accepted version); the defaults when
+        there are no Settings."""
+        key = ResourceKey(Settings.KIND, self.namespace, SETTINGS_NAME)
+        settings = snapshot.resources.get(key)
+        if isinstance(settings, Settings):
+            return settings.spec.directory_config_source or Limits()
+        if any(error.key == key for error in snapshot.errors):
+            return self.limits
+        return Limits()
+
+    def _scan_files(self) -> Snapshot:
         seen: set[Path] = set()
         changed = False
         self._unsettled = False
@@ -103,7 +157,7 @@ class DirectoryStore:
                 )
                 log.warning("cannot read %s: %s", self._rel(path), unreadable)
             else:
-                state = self._read(path, stamp, known)
+                state = self._read(path, stamp, known, st.st_size)
             self._files[path] = state
             if now - st.st_mtime < self.SETTLE_SECONDS * 2 and _got_worse(known, state):
                 self._unsettled = True
@@ -112,21 +166,21 @@ class DirectoryStore:
             changed = True
         if changed or self._snapshot is None:
             self._snapshot = self._build_snapshot()
-        self.last_scan_seconds = time.perf_counter() - started
         return self._snapshot
 
     async def watch(self) -> AsyncIterator[Snapshot]:
-        """Yield a snapshot now and after every batch of changes in the folder."""
+        """Yield a snapshot now and after every batch of changes in the folder. Files are
+        read in a worker thread: the event loop keeps serving meanwhile."""
         from watchfiles import awatch
 
-        yield self.scan()
+        yield await asyncio.to_thread(self.scan)
         async for _ in awatch(self.root, debounce=30, step=10, recursive=True):
-            snapshot = self.scan()
+            snapshot = await asyncio.to_thread(self.scan)
             for _ in range(self.SETTLE_TRIES):
                 if not self._unsettled:
                     break
                 await asyncio.sleep(self.SETTLE_SECONDS)
-                snapshot = self.scan()
+                snapshot = await asyncio.to_thread(self.scan)
             yield snapshot
 
     def _manifest_paths(self) -> Iterator[Path]:
@@ -152,28 +206,37 @@ class DirectoryStore:
                     continue
                 yield Path(dirpath) / name
 
-    def _read(self, path: Path, stamp: tuple[int, int, int], known: _File | None) -> _File:
+    def _read(
+        self, path: Path, stamp: tuple[int, int, int], known: _File | None, size: int
+    ) -> _File:
         last_keys = dict(known.last_keys) if known else {}
         result = _File(stamp=stamp, last_keys=last_keys)
         try:
-            text = path.read_text(encoding="utf-8")
-            raw_documents = _load_documents(path, text)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, json.JSONDecodeError) as exc:
+            refusal = size_refusal(size, self.limits)
+            if refusal is not None:
+                raise TooCostly(refusal)
+            raw_documents = load_documents(path, read_text(path, self.limits), self.limits)
+        except (
+            OSError,
+            UnicodeDecodeError,
+            yaml.YAMLError,
+            json.JSONDecodeError,
+            TooCostly,
+        ) as exc:
             result.error = _describe_load_error(exc)
             log.warning("cannot read %s: %s", self._rel(path), result.error)
             return result
+        except Exception as exc:  # a file must never stop the store, whatever it holds
+            log.exception("reading %s failed unexpectedly", self._rel(path))
+            result.error = _unexpected(exc)
+            return result
         keys: dict[int, ResourceKey] = {}
-        for number, raw in raw_documents:
-            doc = _Document(number=number)
-            try:
-                doc.resource = parse_document(raw)
-                keys[number] = doc.resource.key
-            except IgnoredDocument:
-                doc.ignored = True
-            except ManifestError as exc:
-                doc.error = exc
-                if exc.key is not None:
-                    keys[number] = exc.key
+        for raw in raw_documents:
+            doc = _parse(raw.number, raw.data, raw.refusal)
+            if doc.resource is not None:
+                keys[raw.number] = doc.resource.key
+            elif doc.error is not None and doc.error.key is not None:
+                keys[raw.number] = doc.error.key
             result.documents.append(doc)
         # Remember what each document meant; a nameless broken document keeps its old key.
         for number, key in last_keys.items():
@@ -231,26 +294,39 @@ class DirectoryStore:
             return str(path)
 
 
-def _load_documents(path: Path, text: str) -> list[tuple[int, Any]]:
-    """(document number, data) for every non-empty document; `kind: List` is unpacked."""
-    if path.suffix == ".json":
-        data = json.loads(text) if text.strip() else None
-        raw = data if isinstance(data, list) else [data]
-    else:
-        raw = list(yaml.load_all(text, Loader=_Loader))
-    out: list[tuple[int, Any]] = []
-    for number, doc in enumerate(raw, start=1):
-        if doc is None:
-            continue
-        if (
-            isinstance(doc, dict)
-            and doc.get("kind") == "List"
-            and isinstance(doc.get("items"), list)
-        ):
-            out.extend((number, item) for item in doc["items"])
-        else:
-            out.append((number, doc))
-    return out
+def _parse(number: int, data: object, refusal: str | None) -> _Document:
+    """One document as a resource, an error (naming the resource when it can), or ignored."""
+    doc = _Document(number=number)
+    try:
+        if refusal is not None:
+            raise ManifestError([Problem("", refusal)], _safe_key(data))
+        doc.resource = parse_document(data)
+    except IgnoredDocument:
+        doc.ignored = True
+    except ManifestError as exc:
+        doc.error = exc
+    except Exception as exc:  # a document must never stop the store, whatever it holds
+        log.exception("parsing document %d failed unexpectedly", number)
+        doc.error = ManifestError([Problem("", _unexpected(exc))], _safe_key(data))
+    return doc
+
+
+def _safe_key(data: object) -> ResourceKey | None:
+    """The gw resource a document that could not be parsed meant, if it says. Other kinds
+    (a `List`, a Deployment) are blamed on the file: they have no status."""
+    try:
+        key = key_of(data)
+    except Exception:  # the same document broke the parser: name nothing
+        return None
+    return key if key is not None and kind_for(key.kind) is not None else None
+
+
+def _unexpected(exc: Exception) -> str:
+    """Only the exception's type: its text might quote a Secret's value."""
+    return (
+        f"gw could not read this ({type(exc).__name__}); this is a bug in gw, and the "
+        "control plane's log has the details"
+    )
 
 
 def _unreadable(mode: int) -> str | None:

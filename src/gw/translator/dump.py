@@ -16,7 +16,23 @@ from gw.translator import ir
 from gw.translator.envoy import Xds
 
 REDACTED = "<redacted>"
-_SECRET_FIELDS = frozenset({"private_key", "client_secret", "password", "hmac_secret"})
+#: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
+#: salts and hashes, API key digests and the secret values copied into headers; AWS
+#: credentials).
+_SECRET_FIELDS = frozenset(
+    {
+        "private_key",
+        "client_secret",
+        "password",
+        "hmac_secret",
+        "secret_access_key",
+        "session_token",
+        "salt",
+        "hashed_password",
+        "api_key_sha256",
+        "secret_data",
+    }
+)
 
 
 def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:

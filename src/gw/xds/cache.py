@@ -60,12 +60,15 @@ class SnapshotCache:
     def __init__(self) -> None:
         self._snapshots: dict[str, NodeSnapshot] = {}
         self._watchers: dict[str, set[asyncio.Event]] = {}
+        #: Set once anything has been published (the roles of the proxies are known).
+        self.published = asyncio.Event()
 
     def set(self, role: str, resources: Mapping[str, Mapping[str, Message]]) -> None:
         self.set_packed(role, pack_resources(resources))
 
     def set_packed(self, role: str, snapshot: NodeSnapshot) -> None:
         self._snapshots[role] = snapshot
+        self.published.set()
         for event in self._watchers.get(role, ()):
             event.set()
 

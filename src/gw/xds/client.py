@@ -16,12 +16,15 @@ import os
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from envoy.config.core.v3 import base_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
 from google.protobuf import any_pb2, struct_pb2
 from google.rpc import status_pb2
+
+from gw.xds.tls import XdsTlsError, secure_channel
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +60,20 @@ class SubscriptionState:
 
 
 class AdsClient:
-    def __init__(self, address: str, node: base_pb2.Node, type_url: str, apply: Apply) -> None:
+    def __init__(
+        self,
+        address: str,
+        node: base_pb2.Node,
+        type_url: str,
+        apply: Apply,
+        *,
+        certs: Path | None = None,
+    ) -> None:
         self.address = address
         self.node = node
         self.type_url = type_url
         self.apply = apply
+        self.certs = certs
         self.state = SubscriptionState()
 
     async def run(self) -> None:
@@ -74,8 +86,17 @@ class AdsClient:
             except asyncio.CancelledError:
                 raise
             except grpc.aio.AioRpcError as exc:
-                level = logging.INFO if self.state.connected else logging.DEBUG
-                log.log(level, "xds: %s unavailable (%s); retrying", self.address, exc.code().name)
+                if _refused(exc):  # its role or certificate: worth a warning every time
+                    self.state.last_error = f"{exc.code().name}: {exc.details()}"
+                    log.warning("xds: %s refused this node: %s", self.address, exc.details())
+                else:
+                    level = logging.INFO if self.state.connected else logging.DEBUG
+                    log.log(
+                        level, "xds: %s unavailable (%s); retrying", self.address, exc.code().name
+                    )
+            except XdsTlsError as exc:  # a certificate folder being rotated, or broken
+                self.state.last_error = str(exc)
+                log.warning("xds: cannot connect to %s: %s; retrying", self.address, exc)
             except Exception:  # a bug in apply's caller must not end the subscription
                 log.exception("xds: subscription to %s failed; retrying", self.address)
             finally:
@@ -95,12 +116,18 @@ class AdsClient:
             while True:
                 yield await outbox.get()
 
-        async with grpc.aio.insecure_channel(self.address) as channel:
+        async with self._channel() as channel:
             stub = ads_pb2_grpc.AggregatedDiscoveryServiceStub(channel)
             call = stub.StreamAggregatedResources(requests())
             async for response in call:
                 self.state.connected = True
                 outbox.put_nowait(self._answer(response))
+
+    def _channel(self) -> grpc.aio.Channel:
+        if self.certs is None:
+            return grpc.aio.insecure_channel(self.address)
+        role = self.node.metadata.fields["role"].string_value
+        return secure_channel(self.address, self.certs, role)
 
     def _answer(self, response: discovery_pb2.DiscoveryResponse) -> discovery_pb2.DiscoveryRequest:
         """Apply a response and say how it went (ACK or NACK)."""
@@ -126,3 +153,8 @@ class AdsClient:
         request.version_info = self.state.version
         request.error_detail.CopyFrom(status_pb2.Status(code=_INVALID_ARGUMENT, message=error))
         return request
+
+
+def _refused(exc: grpc.aio.AioRpcError) -> bool:
+    """The control plane refused this node, unlike one that is away."""
+    return exc.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)

@@ -9,6 +9,11 @@ Rules (verified against Envoy 1.40, ENVOY-NOTES.md §1b):
 - A type is pushed again whenever the version of what it would send changes.
 A NACK keeps Envoy on its previous config; it is logged and kept on the connection so that
 the control plane can report it on the Proxy's status.
+
+Who may connect as which role, and subscribe to what, is `gw.xds.identity`'s `NodePolicy`:
+a refused node's stream ends with the refusal's status and message, and a log line. The
+transport is `gw.xds.tls`: mutual TLS when given certificates, else plaintext, which only a
+loopback address (or a Unix socket) may serve unless `insecure` says otherwise.
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 from envoy.config.core.v3 import base_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
 
+from gw.supervision import TASKS
 from gw.xds.cache import NodeSnapshot, SnapshotCache, version_of
+from gw.xds.identity import NodePolicy, Refusal, certificate_roles
+from gw.xds.tls import ServerCertificates, plaintext_refusal
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +99,7 @@ class Connection:
     role: str = ""
     connected_at: float = field(default_factory=time.time)
     types: dict[str, TypeState] = field(default_factory=dict)
+    refusal: Refusal | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -117,10 +127,12 @@ class Connection:
 
 
 class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignore[misc]
-    def __init__(self, cache: SnapshotCache) -> None:
+    def __init__(self, cache: SnapshotCache, policy: NodePolicy | None = None) -> None:
         self.cache = cache
+        self.policy = policy or NodePolicy()
         self.connections: dict[int, Connection] = {}
         self.nack_count = 0
+        self.refused_count = 0
         self._ids = itertools.count(1)
         self._nonces = itertools.count(1)
 
@@ -128,6 +140,7 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
         self, request_iterator: AsyncIterator[discovery_pb2.DiscoveryRequest], context: Any
     ) -> AsyncIterator[discovery_pb2.DiscoveryResponse]:
         conn = Connection(id=next(self._ids), peer=context.peer())
+        certified = certificate_roles(context.auth_context())
         self.connections[conn.id] = conn
         wake = asyncio.Event()
         closed = False
@@ -136,7 +149,11 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
             nonlocal closed
             try:
                 async for request in request_iterator:
-                    self._on_request(conn, request, wake)
+                    conn.refusal = await self._on_request(conn, request, wake, certified)
+                    if conn.refusal is not None:
+                        return
+            except Exception as exc:  # the stream ends; the client connects again
+                _push_failed(conn, exc)
             finally:
                 closed = True
                 wake.set()
@@ -146,6 +163,9 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
             while True:
                 await wake.wait()
                 wake.clear()
+                if conn.refusal is not None:
+                    self._refuse(conn, context)
+                    return
                 if closed:
                     return
                 snapshot = self.cache.get(conn.role) if conn.role else None
@@ -153,21 +173,70 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                     continue
                 for response in self._responses(conn, snapshot):
                     yield response
+        except Exception as exc:  # the stream ends; the client connects again
+            _push_failed(conn, exc)
+            raise
         finally:
             reader.cancel()
             if conn.role:
                 self.cache.unwatch(conn.role, wake)
             self.connections.pop(conn.id, None)
-            log.info("xds: %s (%s) disconnected", conn.node_id or conn.peer, conn.role)
+            if conn.refusal is None:
+                log.info("xds: %s (%s) disconnected", conn.node_id or conn.peer, conn.role)
 
-    def _on_request(
+    def _refuse(self, conn: Connection, context: Any) -> None:
+        """End the stream with the refusal's status (set, not raised: a refusal is no error
+        of the server's)."""
+        assert conn.refusal is not None
+        self.refused_count += 1
+        who = f"{conn.node_id or 'a node'} from {conn.peer}"
+        log.warning("xds: refused %s: %s", who, conn.refusal.message)
+        context.set_code(conn.refusal.code)
+        context.set_details(conn.refusal.message)
+
+    async def _admit(
+        self, conn: Connection, node: base_pb2.Node, certified: tuple[str, ...] | None
+    ) -> Refusal | None:
+        """Identify the stream's node; a refusal when it may not have the role it announces.
+        A plaintext node with a role not known yet waits for the first translation, which
+        names the proxies, before it is judged."""
+        conn.node_id = node.id
+        role = role_of(node)
+        refusal = self.policy.admit(role, certified, self.cache.roles())
+        if refusal is not None and certified is None and not self.cache.published.is_set():
+            await self.cache.published.wait()
+            refusal = self.policy.admit(role, certified, self.cache.roles())
+        if refusal is None:
+            conn.role = role
+            log.info("xds: %s connected as %s from %s", conn.node_id, conn.role, conn.peer)
+        return refusal
+
+    async def _on_request(
+        self,
+        conn: Connection,
+        request: discovery_pb2.DiscoveryRequest,
+        wake: asyncio.Event,
+        certified: tuple[str, ...] | None,
+    ) -> Refusal | None:
+        if not conn.role:
+            if not request.HasField("node"):
+                return Refusal(
+                    grpc.StatusCode.INVALID_ARGUMENT, "the first request must carry the node"
+                )
+            refusal = await self._admit(conn, request.node, certified)
+            if refusal is not None:
+                return refusal
+            self.cache.watch(conn.role, wake)
+        refusal = self.policy.refuse_type(conn.role, request.type_url)
+        if refusal is not None:
+            return refusal
+        self._record(conn, request, wake)
+        return None
+
+    def _record(
         self, conn: Connection, request: discovery_pb2.DiscoveryRequest, wake: asyncio.Event
     ) -> None:
-        if not conn.role and request.HasField("node"):
-            conn.node_id = request.node.id
-            conn.role = role_of(request.node)
-            self.cache.watch(conn.role, wake)
-            log.info("xds: %s connected as %s from %s", conn.node_id, conn.role, conn.peer)
+        """A request of an admitted node: a subscription, an ACK or a NACK."""
         state = conn.types.setdefault(request.type_url, TypeState())
         names = _requested_names(request)
         if request.response_nonce:
@@ -236,6 +305,13 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
         return out
 
 
+def _push_failed(conn: Connection, error: Exception) -> None:
+    """An xDS stream that broke on a bug: logged and shown by `/tasks` and `gwctl check`
+    (the stream ends; the proxy connects again, which restarts it)."""
+    log.error("xds: the stream of %s failed", conn.node_id or conn.peer, exc_info=error)
+    TASKS.failed("xds push", error)
+
+
 def _requested_names(request: discovery_pb2.DiscoveryRequest) -> set[str] | None:
     names = set(request.resource_names)
     if request.type_url in ENVOY_WILDCARD_TYPES or "*" in names:
@@ -245,9 +321,21 @@ def _requested_names(request: discovery_pb2.DiscoveryRequest) -> set[str] | None
     return names
 
 
-async def start_server(server: AdsServer, address: str, *more: str) -> grpc.aio.Server:
-    """Serve ADS on `address` (`host:port`) and any `more` (`unix:<path>` too); raises if
-    one cannot be bound."""
+async def start_server(
+    server: AdsServer,
+    address: str,
+    *more: str,
+    tls: ServerCertificates | None = None,
+    insecure: bool = False,
+) -> grpc.aio.Server:
+    """Serve ADS on `address` (`host:port`) and any `more` (`unix:<path>` too), over mutual
+    TLS with `tls`; raises OSError if one cannot be bound, or would be plaintext off
+    loopback without `insecure`."""
+    if tls is None and not insecure:
+        for each in (address, *more):
+            refusal = plaintext_refusal(each, "serve")
+            if refusal is not None:
+                raise OSError(refusal)
     grpc_server = grpc.aio.server(
         options=[
             ("grpc.keepalive_time_ms", 30_000),
@@ -258,24 +346,35 @@ async def start_server(server: AdsServer, address: str, *more: str) -> grpc.aio.
     )
     ads_pb2_grpc.add_AggregatedDiscoveryServiceServicer_to_server(server, grpc_server)
     for each in (address, *more):
-        if grpc_server.add_insecure_port(each) == 0:
+        if tls is not None:
+            bound = grpc_server.add_secure_port(each, tls.credentials())
+        else:
+            bound = grpc_server.add_insecure_port(each)
+        if bound == 0:
             raise OSError(f"cannot listen for xDS on {each}")
     await grpc_server.start()
     return grpc_server
 
 
 class XdsServer:
-    """ADS served on `addresses` as a `gw.lifecycle.Server` (`start_server` at start)."""
+    """ADS served on `addresses` as a `gw.lifecycle.Server` (`start_server` at start), over
+    mutual TLS with the certificates in the folder `certs`; plaintext off loopback only when
+    `insecure`."""
 
     name = "xds"
 
-    def __init__(self, ads: AdsServer, *addresses: str) -> None:
+    def __init__(
+        self, ads: AdsServer, *addresses: str, certs: Path | None = None, insecure: bool = False
+    ) -> None:
         self.ads = ads
         self.addresses = addresses
+        self.certs = certs
+        self.insecure = insecure
         self._grpc: grpc.aio.Server | None = None
 
     async def start(self) -> None:
-        self._grpc = await start_server(self.ads, *self.addresses)
+        tls = ServerCertificates(self.certs) if self.certs is not None else None
+        self._grpc = await start_server(self.ads, *self.addresses, tls=tls, insecure=self.insecure)
 
     async def wait(self) -> None:
         assert self._grpc is not None, "wait() before start()"

@@ -45,6 +45,12 @@ class CannedInstall(Install):
     def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
         raise NotImplementedError
 
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        raise NotImplementedError
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        raise NotImplementedError
+
     def describe(self) -> dict[str, Any]:
         return {}
 
@@ -139,7 +145,7 @@ def test_kind_checks_are_generic() -> None:
     ]
     plan = [c.label for c in check.plan(found, skipped={"pods"})]
     assert plan[-2:] == ["RouteTables", "Proxies"] and "Pods" not in plan
-    assert plan[:3] == ["Deployments", "Manifests", "Upstreams"]
+    assert plan[:4] == ["Deployments", "Tasks", "Manifests", "Upstreams"]
 
 
 def test_proxy_checks_report_nacks_absence_and_translation_failures() -> None:
@@ -151,11 +157,13 @@ def test_proxy_checks_report_nacks_absence_and_translation_failures() -> None:
         ],
         "translation": {"error": "Traceback (most recent call last):\nKeyError: 'x'\n"},
     }
-    assert check.check_proxies(facts({}, proxies)) == [
+    failed = "1 error occurred:\n\t* the last translation failed (KeyError: 'x'): a bug\n\n"
+    resources = [proxy_resource("gateway-proxy", "Rejected", failed)]
+    assert check.check_proxies(facts({}, proxies, resources)) == [
+        "Found rejected proxy: gw-system gateway-proxy: the last translation failed "
+        "(KeyError: 'x'): a bug",
         "Found proxy that rejected its configuration: gw-system gateway-proxy (node "
         "gateway-proxy-1) rejected Listener version v2: bad listener",
-        "The control plane's last translation failed; the last good configuration keeps "
-        "serving: KeyError: 'x'",
     ]
     alone = {"connections": [connection({}, node="gwctl-x")], "translation": {"error": None}}
     assert check.check_proxies(facts({}, alone)) == [
@@ -183,4 +191,26 @@ def test_proxy_checks_cover_every_proxy_and_its_status() -> None:
         "Found rejected proxy: gw-system edge: spec.listeners: port 9000 is shared",
         "Found proxy that rejected its configuration: gw-system edge (node edge-1) rejected "
         "RouteConfiguration version v2: bad route",
+    ]
+
+
+def test_task_check_reports_recent_crashes_and_restarts() -> None:
+    crash = {"error": "RecursionError: maximum recursion depth exceeded", "secondsAgo": 3.2}
+    tasks = [
+        {"name": "leader election", "state": "running", "healthy": True, "crashes": 0},
+        {"name": "store", "state": "running", "healthy": False, "crashes": 1, "lastCrash": crash},
+        {
+            "name": "translation",
+            "state": "restarting",
+            "healthy": False,
+            "crashes": 4,
+            "lastCrash": crash,
+            "restartInSeconds": 0.8,
+        },
+    ]
+    assert check.check_tasks(check.Facts(CannedInstall({"/tasks": tasks}))) == [
+        "Task store of the control plane crashed once (last 3.2s ago: RecursionError: maximum "
+        "recursion depth exceeded); running again",
+        "Task translation of the control plane crashed 4 times (last 3.2s ago: RecursionError: "
+        "maximum recursion depth exceeded); restarting in 0.8s",
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from gw.proxy.admin import LIST_LOGGERS_ON_GET, NAME
+from gw.proxy.admin import CLUSTER, LIST_LOGGERS_ON_GET, NAME
 from gw.proxy.bootstrap import BootstrapOptions, bootstrap_json, build_bootstrap
 from gw.proxy.supervisor import envoy_path
 
@@ -32,7 +32,7 @@ def test_admin_port_fronts_a_private_admin_socket() -> None:
     (listener,) = bootstrap.static_resources.listeners
     assert listener.name == NAME
     assert listener.address.socket_address.port_value == 19001
-    admin_cluster = next(c for c in bootstrap.static_resources.clusters if c.name == NAME)
+    admin_cluster = next(c for c in bootstrap.static_resources.clusters if c.name == CLUSTER)
     endpoint = admin_cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint
     assert endpoint.address.pipe.path == "@gw-proxy-admin-node-a"
     # Only a bare GET /logging becomes a POST: a level change over GET stays refused.

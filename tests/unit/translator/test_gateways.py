@@ -139,3 +139,49 @@ def test_a_rejected_hosts_domain_is_held_on_its_own_listener_only() -> None:
         for listener in second.proxy.listeners
     }
     assert hosts == {"listener-::-9001": ["default_old"], "listener-::-9002": ["default_other"]}
+
+
+def traced_gateway(timeout: str) -> str:
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {{name: first, namespace: gw-system}}
+spec:
+  bindPort: 9000
+  httpGateway:
+    options:
+      httpConnectionManagerSettings:
+        requestHeadersTimeout: {timeout}
+        tracing:
+          zipkinConfig:
+            collectorUpstreamRef: {{name: zipkin, namespace: gw-system}}
+            collectorEndpoint: /api/v2/spans
+"""
+
+
+def zipkin(hosts: str) -> str:
+    return f"""
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: zipkin, namespace: gw-system}}
+spec: {{static: {{hosts: {hosts}}}}}
+"""
+
+
+def test_a_gateway_rejected_through_its_collector_keeps_its_last_accepted_listener() -> None:
+    """The collector Upstream is built after the gateways: its rejection reaches the
+    Gateway by propagation, and the listener served is still the last accepted one (never
+    one whose tracer names a cluster that is not served, which Envoy would refuse)."""
+    good = zipkin("[{addr: 127.0.0.1, port: 9411}]")
+    first = translate(snapshot(traced_gateway("5s"), good, WEB))
+    (listener,) = first.proxies[0].listeners
+    assert (listener.http.request_headers_timeout_ms, first.statuses[FIRST].state) == (
+        5000,
+        State.ACCEPTED,
+    )
+    second = translate(snapshot(traced_gateway("7s"), zipkin("[]"), WEB), previous=first.accepted)
+    assert second.statuses[FIRST].state is State.REJECTED
+    (listener,) = second.proxies[0].listeners
+    assert listener.http.request_headers_timeout_ms == 5000
+    assert listener.http.tracing is not None
+    assert listener.http.tracing.collector_cluster == "zipkin_gw-system"

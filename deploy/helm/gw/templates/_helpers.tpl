@@ -25,3 +25,31 @@ capabilities:
 {{- $all := append .Values.watchNamespaces .Release.Namespace | uniq -}}
 {{- toJson $all -}}
 {{- end -}}
+
+{{/* How a component reaches xDS: with its certificates (mutual TLS), or in plaintext when
+xds.tls is off. Container arguments. */}}
+{{- define "gw.xdsArgs" -}}
+{{- if .Values.xds.tls -}}
+- --xds-certs=/etc/gw/xds
+{{- else -}}
+- --insecure-xds
+{{- end -}}
+{{- end -}}
+
+{{/* The mount of a component's xDS certificates (Secret gw-xds-<party>, from gw-certgen). */}}
+{{- define "gw.xdsMount" -}}
+{{- if .Values.xds.tls -}}
+- name: xds-certs
+  mountPath: /etc/gw/xds
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/* The volume of a component's xDS certificates: (dict "root" $ "party" "extauth"). */}}
+{{- define "gw.xdsVolume" -}}
+{{- if .root.Values.xds.tls -}}
+- name: xds-certs
+  secret:
+    secretName: gw-xds-{{ .party }}
+{{- end -}}
+{{- end -}}

@@ -15,6 +15,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
+from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.listeners import build_listener
 from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
@@ -37,8 +38,9 @@ class Xds:
 def build_xds(proxy: ir.Proxy, protos: VirtualHostProtos | None = None) -> Xds:
     """`protos` (made from the previous translation's) reuses unchanged virtual hosts."""
     out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
+    stripped = server_headers(proxy.auth_configs)
     for listener in proxy.listeners:
-        out[names.LISTENER][listener.name] = build_listener(listener)
+        out[names.LISTENER][listener.name] = build_listener(listener, stripped)
         for route_configuration in build_route_configurations(listener, protos):
             out[names.ROUTE][route_configuration.name] = route_configuration
     for cluster in proxy.clusters:

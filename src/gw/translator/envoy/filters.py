@@ -17,7 +17,8 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import extproc, names, transform
+from gw.translator.envoy import extproc, names, transform, transform_script
+from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.buffer import BufferFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.csrf import CsrfFilter
@@ -66,19 +67,21 @@ class Router:
         return ()
 
 
-#: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
-#: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two filters (`envoy/transform.py`). The early
-#: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`. Fault injection comes first (the established Fault stage); the
-#: dynamic forward proxy, buffer and CSRF filters last before the router (its OutAuth and
-#: Route stages). The Settings' external processors stand where their `filterStage` puts
-#: them: each `extproc.at(slot)` emits only the processors placed at that slot.
+#: Agreed order (REFERENCE.md Appendix A): fault injection (the established Fault stage),
+#: early transformation, cors, local rate limit, early global rate limit, jwt_authn, rbac,
+#: ext_authz, regular transformation, global rate limit, then the OutAuth stage (AWS Lambda,
+#: which turns the request into an invocation, and the dynamic forward proxy, by name), the
+#: Route stage (buffer, CSRF), router. Each transformation stage is two header filters
+#: (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early global
+#: limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with `rateLimitBeforeAuth`.
+#: The Settings' external processors stand where their `filterStage` puts them: each
+#: `extproc.at(slot)` emits only the processors placed at that slot.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *extproc.at("first"),
     FaultFilter(),
     *extproc.at("after_fault"),
     *transform.EARLY,
+    transform_script.EARLY,
     CorsFilter(),
     *extproc.at("after_cors"),
     LocalRateLimitFilter(),
@@ -88,9 +91,11 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     ExtAuthz(),
     *extproc.at("after_authn"),
     *transform.REGULAR,
+    transform_script.REGULAR,
     *extproc.at("after_authz"),
     GlobalRateLimitFilter("regular"),
     *extproc.at("after_ratelimit"),
+    AwsLambdaFilter(),
     DynamicForwardProxyFilter(),
     BufferFilter(),
     CsrfFilter(),

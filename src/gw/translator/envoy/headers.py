@@ -19,13 +19,13 @@ def add_header_manipulation(
 ) -> None:
     if headers is None:
         return
-    target.request_headers_to_add.extend(_option(h) for h in headers.request_headers_to_add)
+    target.request_headers_to_add.extend(header_option(h) for h in headers.request_headers_to_add)
     target.request_headers_to_remove.extend(headers.request_headers_to_remove)
-    target.response_headers_to_add.extend(_option(h) for h in headers.response_headers_to_add)
+    target.response_headers_to_add.extend(header_option(h) for h in headers.response_headers_to_add)
     target.response_headers_to_remove.extend(headers.response_headers_to_remove)
 
 
-def _option(header: ir.HeaderValue) -> base_pb2.HeaderValueOption:
+def header_option(header: ir.HeaderValue) -> base_pb2.HeaderValueOption:
     action = (
         base_pb2.HeaderValueOption.APPEND_IF_EXISTS_OR_ADD
         if header.append

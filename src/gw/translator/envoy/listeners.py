@@ -1,15 +1,21 @@
 """IR listeners → Envoy listeners: HTTP connection managers fed by RDS over ADS.
 
 A plain listener has one filter chain for all its virtual hosts. A TLS listener (the HTTPS
-one) has a chain per virtual host, selected by SNI (`envoy/tls.py`).
+one) has a chain per virtual host, selected by SNI (`envoy/tls.py`). The listener's options
+(`ir.ListenerOptions`) shape how it accepts connections: socket options, buffer limit,
+balancing across workers, the PROXY protocol (a listener filter, before TLS inspection:
+the header comes first on the wire), and a connection limit (a network filter before the
+HTTP connection manager, in each chain). The manager itself is `envoy/hcm.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from envoy.config.core.v3 import address_pb2, protocol_pb2
+from envoy.config.core.v3 import address_pb2, socket_option_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
+from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_pb2
+from envoy.extensions.filters.network.connection_limit.v3 import connection_limit_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -18,51 +24,101 @@ from google.protobuf import wrappers_pb2
 from gw.translator import ir
 from gw.translator.envoy import names, tls
 from gw.translator.envoy.filters import HTTP_FILTERS
-from gw.translator.envoy.packing import pack
+from gw.translator.envoy.hcm import build_manager
+from gw.translator.envoy.packing import duration, pack
 
 
-def build_listener(listener: ir.Listener) -> listener_pb2.Listener:
+def build_listener(
+    listener: ir.Listener, server_headers: Sequence[str] = ()
+) -> listener_pb2.Listener:
+    """`server_headers`: request headers gw's own servers set (see `envoy/hcm.py`)."""
     out = listener_pb2.Listener(
         name=listener.name,
         address=_socket_address(listener.address, listener.port),
         # Fail loudly on a port clash instead of silently sharing it with another process.
         enable_reuse_port=wrappers_pb2.BoolValue(value=False),
     )
+    _apply_options(out, listener.options)
     if tls.is_tls(listener):
         out.listener_filters.append(tls.tls_inspector())
         for vhost in listener.virtual_hosts:
-            manager = _manager(listener, tls.route_config_name(listener, vhost), [vhost])
-            out.filter_chains.append(tls.filter_chain(vhost, _filter(manager)))
+            name = tls.route_config_name(listener, vhost)
+            manager = build_manager(listener, name, http_filters([vhost]), server_headers)
+            chain = tls.filter_chain(vhost, _filter(manager))
+            _limit_connections(chain, listener)
+            out.filter_chains.append(chain)
     else:
-        manager = _manager(listener, listener.route_config_name, listener.virtual_hosts)
-        out.filter_chains.append(listener_components_pb2.FilterChain(filters=[_filter(manager)]))
+        vhosts = listener.virtual_hosts
+        manager = build_manager(
+            listener, listener.route_config_name, http_filters(vhosts), server_headers
+        )
+        chain = listener_components_pb2.FilterChain(filters=[_filter(manager)])
+        _limit_connections(chain, listener)
+        out.filter_chains.append(chain)
     return out
 
 
-def _manager(
-    listener: ir.Listener, route_config_name: str, vhosts: Sequence[ir.VirtualHost]
-) -> hcm_pb2.HttpConnectionManager:
-    return hcm_pb2.HttpConnectionManager(
-        stat_prefix=listener.name.replace(":", "_"),
-        codec_type=hcm_pb2.HttpConnectionManager.AUTO,
-        rds=hcm_pb2.Rds(
-            config_source=names.ads_config_source(), route_config_name=route_config_name
-        ),
-        http_filters=http_filters(vhosts),
-        # Path tricks must not dodge a prefix: `/a/../b` and `//` are resolved before
-        # matching, and an encoded slash (`/public/..%2fadmin`), which would reach the
-        # upstream as a path it may decode to `/admin`, is answered with a redirect to the
-        # decoded, normalized path, which then goes through the route table like any path.
-        normalize_path=wrappers_pb2.BoolValue(value=True),
-        merge_slashes=True,
-        path_with_escaped_slashes_action=hcm_pb2.HttpConnectionManager.UNESCAPE_AND_REDIRECT,
-        # `x_user` is `x-user` to upstreams that map both to one variable (CGI, some
-        # frameworks): a client could pass off its own copy of a header gw sets from a
-        # verified token. Dropped, as nginx does by default.
-        common_http_protocol_options=protocol_pb2.HttpProtocolOptions(
-            headers_with_underscores_action=protocol_pb2.HttpProtocolOptions.DROP_HEADER
-        ),
+def _apply_options(out: listener_pb2.Listener, options: ir.ListenerOptions) -> None:
+    out.socket_options.extend(_socket_option(o) for o in options.socket_options)
+    if options.per_connection_buffer_limit_bytes is not None:
+        out.per_connection_buffer_limit_bytes.CopyFrom(
+            wrappers_pb2.UInt32Value(value=options.per_connection_buffer_limit_bytes)
+        )
+    if options.exact_balance:
+        out.connection_balance_config.exact_balance.SetInParent()
+    if options.proxy_protocol is not None:
+        out.listener_filters.append(_proxy_protocol(options.proxy_protocol))
+
+
+def _socket_option(option: ir.SocketOption) -> socket_option_pb2.SocketOption:
+    out = socket_option_pb2.SocketOption(
+        description=option.description,
+        level=option.level,
+        name=option.name,
+        state=socket_option_pb2.SocketOption.SocketState.Value(option.state),
     )
+    if option.buf_hex is not None:
+        out.buf_value = bytes.fromhex(option.buf_hex)
+    else:
+        out.int_value = option.int_value or 0
+    return out
+
+
+def _proxy_protocol(config: ir.ProxyProtocol) -> listener_components_pb2.ListenerFilter:
+    rule = proxy_protocol_pb2.ProxyProtocol.Rule
+    pair = proxy_protocol_pb2.ProxyProtocol.KeyValuePair
+    message = proxy_protocol_pb2.ProxyProtocol(
+        rules=[
+            rule(
+                tlv_type=r.tlv_type,
+                on_tlv_present=pair(metadata_namespace=r.metadata_namespace, key=r.key),
+            )
+            for r in config.rules
+        ],
+        allow_requests_without_proxy_protocol=config.allow_requests_without_proxy_protocol,
+    )
+    return listener_components_pb2.ListenerFilter(
+        name=names.PROXY_PROTOCOL, typed_config=pack(message)
+    )
+
+
+def _limit_connections(chain: listener_components_pb2.FilterChain, listener: ir.Listener) -> None:
+    """Put the connection limit (if any) before the chain's connection manager."""
+    limit = listener.options.connection_limit
+    if limit is None:
+        return
+    config = connection_limit_pb2.ConnectionLimit(
+        stat_prefix=listener.name.replace(":", "_"),
+        max_connections=wrappers_pb2.UInt64Value(value=limit.max_connections),
+    )
+    if limit.delay_ms is not None:
+        config.delay.CopyFrom(duration(limit.delay_ms))
+    filters = [
+        listener_components_pb2.Filter(name=names.CONNECTION_LIMIT, typed_config=pack(config)),
+        *chain.filters,
+    ]
+    del chain.filters[:]
+    chain.filters.extend(filters)
 
 
 def _filter(manager: hcm_pb2.HttpConnectionManager) -> listener_components_pb2.Filter:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from envoy.config.core.v3 import config_source_pb2
 
+from gw import defaults
+
 _TYPE = "type.googleapis.com/"
 LISTENER = _TYPE + "envoy.config.listener.v3.Listener"
 ROUTE = _TYPE + "envoy.config.route.v3.RouteConfiguration"
@@ -21,6 +23,14 @@ TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
 WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 
 HCM = "envoy.filters.network.http_connection_manager"
+CONNECTION_LIMIT = "envoy.filters.network.connection_limit"
+PROXY_PROTOCOL = "envoy.filters.listener.proxy_protocol"
+EARLY_HEADER_MUTATION = "envoy.http.early_header_mutation.header_mutation"
+PRESERVE_CASE = "envoy.http.stateful_header_formatters.preserve_case"
+ZIPKIN = "envoy.tracers.zipkin"
+OPENTELEMETRY = "envoy.tracers.opentelemetry"
+#: The RBAC filter, first in every chain, that refuses a `Host` with userinfo or two `Host`s.
+HOST_CHECK = "gw.host_check"
 TLS_INSPECTOR = "envoy.filters.listener.tls_inspector"
 TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
@@ -42,9 +52,29 @@ DYNAMIC_FORWARD_PROXY_CLUSTER = "gw~dynamic-forward-proxy"
 DYNAMIC_FORWARD_PROXY_DNS_CACHE = "gw~dynamic-forward-proxy"
 #: The cluster ext_authz calls when Settings name no server: it does not exist, so every
 #: check fails and Envoy denies (fail closed) instead of refusing the configuration.
-EXTAUTH_SERVER_MISSING = "extauth-server-not-configured"
+EXTAUTH_SERVER_MISSING = "gw~extauth-server-not-configured"
 #: Likewise for the rate-limit server (the filter then denies: failure_mode_deny).
-RATELIMIT_SERVER_MISSING = "ratelimit-server-not-configured"
+RATELIMIT_SERVER_MISSING = "gw~ratelimit-server-not-configured"
+#: What earlier releases called gw's own clusters: Envoys started with their bootstraps may
+#: still run during an upgrade, and `xds_cluster` is what `{name: xds, namespace: cluster}`
+#: would make.
+LEGACY_INTERNAL_CLUSTERS = (
+    "xds_cluster",
+    "gw-proxy-admin",
+    "extauth-server-not-configured",
+    "ratelimit-server-not-configured",
+)
+#: Cluster names no resource may produce: routing to one would hand client traffic to gw
+#: itself (the xDS server serves every TLS key and OAuth client secret).
+RESERVED_CLUSTERS = frozenset(
+    {
+        defaults.XDS_CLUSTER,
+        defaults.PROXY_ADMIN_CLUSTER,
+        EXTAUTH_SERVER_MISSING,
+        RATELIMIT_SERVER_MISSING,
+        *LEGACY_INTERNAL_CLUSTERS,
+    }
+)
 
 
 def transform_filter(stage: str, step: str) -> str:
@@ -62,6 +92,16 @@ def ext_proc_filter(variant: str) -> str:
 def transform_metadata(stage: str) -> str:
     """The dynamic-metadata namespace holding a stage's extracted values."""
     return f"gw.transform.{stage}"
+
+
+def reserved_cluster_problem(cluster: str) -> str | None:
+    """Why a resource may not make the Envoy cluster `cluster`; None when it may."""
+    if cluster not in RESERVED_CLUSTERS:
+        return None
+    return (
+        f"the Envoy cluster name {cluster} is reserved for gw's own clusters (the xDS server "
+        "and the like), which no route may reach: rename the Upstream or its namespace"
+    )
 
 
 def ads_config_source() -> config_source_pb2.ConfigSource:

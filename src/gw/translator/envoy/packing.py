@@ -1,8 +1,9 @@
-"""Packing messages into `google.protobuf.Any`, deterministically."""
+"""Packing messages into `google.protobuf.Any`, deterministically; well-known types from IR
+values."""
 
 from __future__ import annotations
 
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 
 
@@ -12,3 +13,8 @@ def pack(message: Message) -> any_pb2.Any:
         type_url="type.googleapis.com/" + message.DESCRIPTOR.full_name,
         value=message.SerializeToString(deterministic=True),
     )
+
+
+def duration(ms: int) -> duration_pb2.Duration:
+    """A Duration of `ms` milliseconds (the IR's unit)."""
+    return duration_pb2.Duration(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)

@@ -12,13 +12,16 @@ from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy import names, tls
+from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
 from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
+from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.retries import add_retry_extras
 from gw.translator.envoy.rewrite import regex_substitution
 from gw.translator.envoy.traffic import add_host_traffic, add_route_traffic
+from gw.translator.envoy.transform_script import span_name
 
 
 class VirtualHostProtos:
@@ -93,6 +96,7 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     action = route.action
     if isinstance(action, ir.Forward):
         out.route.CopyFrom(_route_action(action))
+        _weighted_cluster_configs(vhost, route, out.route)
         if route.retries is not None:
             out.route.retry_policy.CopyFrom(_retry_policy(route.retries))
     elif isinstance(action, ir.DirectResponse):
@@ -103,11 +107,29 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
         out.redirect.CopyFrom(_redirect(action))
     add_route_traffic(out, route)
     add_header_manipulation(out, route.headers)
+    if (span := span_name(vhost, route)) is not None:
+        out.decorator.operation = span
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_route(vhost, route)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
     return out
+
+
+def _weighted_cluster_configs(
+    vhost: ir.VirtualHost, route: ir.Route, action: rc_pb2.RouteAction
+) -> None:
+    """Per-filter configs of weighted clusters (filters that have `per_weighted_cluster`)."""
+    if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
+        return
+    if all(c.transformations is None for c in route.action.clusters):
+        return
+    for cluster, out in zip(route.action.clusters, action.weighted_clusters.clusters, strict=True):
+        for http_filter in HTTP_FILTERS:
+            per_cluster = getattr(http_filter, "per_weighted_cluster", None)
+            config = per_cluster(vhost, route, cluster) if per_cluster is not None else None
+            if config is not None:
+                out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
 
 
 def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
@@ -169,13 +191,12 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.cluster = names.DYNAMIC_FORWARD_PROXY_CLUSTER
     elif len(action.clusters) == 1 and action.clusters[0].traffic is None:
         out.cluster = action.clusters[0].cluster
+        match = subset_match(action.clusters[0].subset)
+        if match is not None:
+            out.metadata_match.CopyFrom(match)
     else:
-        for c in action.clusters:
-            weighted = rc_pb2.WeightedCluster.ClusterWeight(
-                name=c.cluster, weight=wrappers_pb2.UInt32Value(value=c.weight)
-            )
-            add_destination_traffic(weighted, c)
-            out.weighted_clusters.clusters.append(weighted)
+        out.weighted_clusters.clusters.extend(_cluster_weight(c) for c in action.clusters)
+    out.hash_policy.extend(hash_policy(p) for p in action.hash_policies or ())
     if action.prefix_rewrite is not None:
         out.prefix_rewrite = action.prefix_rewrite
     if action.timeout_ms is not None:
@@ -188,6 +209,19 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.host_rewrite_literal = action.host_rewrite
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    return out
+
+
+def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.ClusterWeight:
+    out = rc_pb2.WeightedCluster.ClusterWeight(
+        name=target.cluster, weight=wrappers_pb2.UInt32Value(value=target.weight)
+    )
+    match = subset_match(target.subset)
+    if match is not None:
+        out.metadata_match.CopyFrom(match)
+    if target.aws_lambda is not None:
+        out.typed_per_filter_config[AWS_LAMBDA].CopyFrom(pack(lambda_config(target.aws_lambda)))
+    add_destination_traffic(out, target)
     return out
 
 

@@ -44,14 +44,41 @@ Stage = Literal["early", "regular"]
 _Value = base_pb2.HeaderValueOption
 
 
-def stage_transformation(
-    vhost: ir.VirtualHost, route: ir.Route, stage: Stage
-) -> ir.Transformation | None:
-    """What `stage` does on `route`: a route's own transformations replace its host's."""
-    staged = route.transformations if route.transformations is not None else vhost.transformations
+def own(route: ir.Route) -> ir.StagedTransformations | None:
+    """A route's own transformations: those of its only destination when that has its own
+    (a split of one is served as a plain route), else the route's."""
+    action = route.action
+    if isinstance(action, ir.Forward) and len(action.clusters) == 1:
+        if action.clusters[0].transformations is not None:
+            return action.clusters[0].transformations
+    return route.transformations
+
+
+def effective(vhost: ir.VirtualHost, route: ir.Route) -> ir.StagedTransformations | None:
+    """A route's own transformations replace its host's."""
+    found = own(route)
+    return found if found is not None else vhost.transformations
+
+
+def stage_of(staged: ir.StagedTransformations | None, stage: Stage) -> ir.Stage | None:
     if staged is None:
         return None
     return staged.early if stage == "early" else staged.regular
+
+
+def stage_transformation(
+    vhost: ir.VirtualHost, route: ir.Route, stage: Stage
+) -> ir.Transformation | None:
+    """What Envoy's header filters do in `stage` on `route` (None when a script does it)."""
+    found = stage_of(effective(vhost, route), stage)
+    return found if isinstance(found, ir.Transformation) else None
+
+
+def weighted_clusters(route: ir.Route) -> list[ir.WeightedCluster]:
+    """The clusters of `route` that carry their own transformations."""
+    if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
+        return []
+    return [c for c in route.action.clusters if c.transformations is not None]
 
 
 def _reads(t: ir.Transformation) -> bool:
@@ -59,7 +86,14 @@ def _reads(t: ir.Transformation) -> bool:
 
 
 def _writes(t: ir.Transformation) -> bool:
-    return bool(t.headers_to_remove or t.headers or t.headers_to_append)
+    return bool(
+        t.headers_to_remove
+        or t.headers
+        or t.headers_to_append
+        or t.response_headers_to_remove
+        or t.response_headers
+        or t.response_headers_to_append
+    )
 
 
 def _header_refs(t: ir.Transformation) -> list[str]:
@@ -98,12 +132,36 @@ class _StageFilter(abc.ABC):
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         for vhost in vhosts:
             for route in vhost.routes:
-                t = stage_transformation(vhost, route, self.stage)
-                if t is not None and self.needed(t):
+                stages = [stage_transformation(vhost, route, self.stage)] + [
+                    stage_of(c.transformations, self.stage) for c in weighted_clusters(route)
+                ]
+                if any(isinstance(t, ir.Transformation) and self.needed(t) for t in stages):
                     return hcm_pb2.HttpFilter(
                         name=self.name, typed_config=pack(self.typed_config())
                     )
         return None
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        if weighted_clusters(route):
+            return None  # on each weighted cluster instead (see per_weighted_cluster)
+        return self.config_for(stage_transformation(vhost, route, self.stage))
+
+    def per_weighted_cluster(
+        self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
+    ) -> Message | None:
+        """A cluster's own stage, else the route's. header_mutation applies the configs of
+        every level (cluster, route, virtual host), not the most specific one only, so when
+        some cluster has its own, the route's moves down onto the clusters without."""
+        if cluster.transformations is None:
+            found = stage_transformation(vhost, route, self.stage)
+        else:
+            own = stage_of(cluster.transformations, self.stage)
+            found = own if isinstance(own, ir.Transformation) else None
+        return self.config_for(found)
+
+    @abc.abstractmethod
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
+        """The per-route config doing `t`, or None when there is nothing to do."""
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         return None
@@ -124,8 +182,7 @@ class TransformExtract(_StageFilter):
         config: Message = h2m_pb2.Config()
         return config
 
-    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        t = stage_transformation(vhost, route, self.stage)
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
         if t is None or not _reads(t):
             return None
         rules = [self._extractor_rule(e) for e in t.extractors]
@@ -176,23 +233,44 @@ class TransformHeaders(_StageFilter):
         config: Message = header_mutation_pb2.HeaderMutation()
         return config
 
-    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        t = stage_transformation(vhost, route, self.stage)
+    def config_for(self, t: ir.Transformation | None) -> Message | None:
         if t is None or not _writes(t):
             return None
-        mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in t.headers_to_remove]
-        for header in t.headers:
-            mutations.append(mutation_rules_pb2.HeaderMutation(remove=header.name))
-            mutations.append(self._append(header, _Value.OVERWRITE_IF_EXISTS_OR_ADD))
-        for header in t.headers_to_append:
-            mutations.append(self._append(header, _Value.APPEND_IF_EXISTS_OR_ADD))
         config: Message = header_mutation_pb2.HeaderMutationPerRoute(
-            mutations=header_mutation_pb2.Mutations(request_mutations=mutations)
+            mutations=header_mutation_pb2.Mutations(
+                request_mutations=self._mutations(
+                    t.headers_to_remove, t.headers, t.headers_to_append, response=False
+                ),
+                response_mutations=self._mutations(
+                    t.response_headers_to_remove,
+                    t.response_headers,
+                    t.response_headers_to_append,
+                    response=True,
+                ),
+            )
         )
         return config
 
-    def _append(self, header: ir.HeaderTemplate, action: int) -> mutation_rules_pb2.HeaderMutation:
-        value = "".join(self._format(part) for part in header.parts)
+    def _mutations(
+        self,
+        removed: Sequence[str],
+        headers: Sequence[ir.HeaderTemplate],
+        appended: Sequence[ir.HeaderTemplate],
+        *,
+        response: bool,
+    ) -> list[mutation_rules_pb2.HeaderMutation]:
+        mutations = [mutation_rules_pb2.HeaderMutation(remove=name) for name in removed]
+        for header in headers:
+            mutations.append(mutation_rules_pb2.HeaderMutation(remove=header.name))
+            mutations.append(self._append(header, _Value.OVERWRITE_IF_EXISTS_OR_ADD, response))
+        for header in appended:
+            mutations.append(self._append(header, _Value.APPEND_IF_EXISTS_OR_ADD, response))
+        return mutations
+
+    def _append(
+        self, header: ir.HeaderTemplate, action: int, response: bool
+    ) -> mutation_rules_pb2.HeaderMutation:
+        value = "".join(self._format(part, response) for part in header.parts)
         return mutation_rules_pb2.HeaderMutation(
             append=_Value(
                 header=base_pb2.HeaderValue(key=header.name, value=value),
@@ -200,10 +278,14 @@ class TransformHeaders(_StageFilter):
             )
         )
 
-    def _format(self, part: str | ir.ExtractorRef | ir.RequestHeaderRef) -> str:
+    def _format(self, part: str | ir.ExtractorRef | ir.RequestHeaderRef, response: bool) -> str:
+        """A part as Envoy's header formatter takes it. On a response, a request header is
+        `%REQ(...)%`: the request as it was sent upstream."""
         if isinstance(part, ir.ExtractorRef):
             return f"%DYNAMIC_METADATA({self.namespace}:{part.extractor})%"
         if isinstance(part, ir.RequestHeaderRef):
+            if response:
+                return f"%REQ({part.header})%"
             return f"%DYNAMIC_METADATA({self.namespace}:{_header_key(part.header)})%"
         return part.replace("%", "%%")
 

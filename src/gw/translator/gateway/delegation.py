@@ -45,6 +45,8 @@ class Parent:
     chain: tuple[ResourceKey, ...]
     #: Where the root VirtualService reports what happens below (its delegating route).
     root_field: str
+    #: The delegating routes from the root down to here (`ir.Route.delegated_by`).
+    via: tuple[ir.RouteOrigin, ...] = ()
 
 
 @dataclass(slots=True)
@@ -96,6 +98,7 @@ def delegate(
         ),
         chain=chain,
         root_field=parent.root_field if parent else f"{field}.delegateAction",
+        via=(*(parent.via if parent else ()), builder.origin(field)),
     )
     children: dict[ResourceKey, RouteBuilder] = {}
     for table, j, child in _ordered(tables):

@@ -5,7 +5,10 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 `Options.https_port` (placement roles `http` and `https`, which is what
 `virtualhosts.py` builds, so that case needs no placing). Once Gateway resources exist,
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
-its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`.
+its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
+carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
+which the built-in gateways get too), accepts connections (`listener_options.py`) and
+serves its route configuration (`routeconfig.py`: `routeOptions`).
 
 A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
 VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
@@ -22,9 +25,12 @@ from gw import api
 from gw.api import ResourceKey
 from gw.api.delegation import SelectorExpression
 from gw.api.gateway import DEFAULT_PROXY
+from gw.api.http_listener_options import NOT_BUILT, HttpListenerOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.hcm import build_http_settings
+from gw.translator.gateway.listener_options import build_listener_options
 from gw.translator.gateway.routeconfig import build_route_config_options
 from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
@@ -79,6 +85,9 @@ class GatewayListener:
     selection: Selection = Selection()
     #: Emit the listener even when no virtual host lands on it.
     keep_empty: bool = False
+    #: How it speaks HTTP and accepts connections (gw's defaults for the built-in ones).
+    http: ir.HttpSettings = ir.HttpSettings()
+    options: ir.ListenerOptions = ir.ListenerOptions()
     #: The Gateway's `routeOptions` (None: Envoy's defaults).
     route_options: ir.RouteConfigOptions | None = None
 
@@ -131,31 +140,27 @@ def _build(
             "spec.bindAddress",
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
-    for field in ("tcpGateway", "hybridGateway", "options"):
-        value = getattr(spec, _snake(field))
-        if value or (value is not None and field.endswith("Gateway")):
+    for field in ("tcpGateway", "hybridGateway"):
+        if getattr(spec, _snake(field)) is not None:
             report.error(
                 f"spec.{field}",
                 f"{field} is not supported: gw builds HTTP gateways only; remove {field} "
                 "(see docs/gateways.md)",
             )
-    if spec.use_proxy_proto:
-        report.error(
-            "spec.useProxyProto",
-            "useProxyProto is not supported (deprecated upstream): gw does not read the "
-            "PROXY protocol; remove it or set it to false",
-        )
     proxies = _proxy_names(spec.proxy_names, report)
     http = spec.http_gateway
     if http is None:
         if spec.tcp_gateway is None and spec.hybrid_gateway is None:
             report.error("spec", "invalid gateway: gateway must contain gatewayType")
         return None
-    if http.options:  # `options: {}` (as installs write it) asks for nothing
-        report.error(
-            "spec.httpGateway.options",
-            "httpGateway.options is not supported: remove it (see docs/gateways.md)",
-        )
+    _refuse_unbuilt_options(http.options, report)
+    settings = build_http_settings(
+        http.options.http_connection_manager_settings if http.options else None,
+        refs,
+        gateway.key,
+        report,
+    )
+    listener_options = build_listener_options(spec, report)
     selection = _selection(gateway, refs, report)
     if len(report.errors) > errors:
         return None
@@ -169,8 +174,25 @@ def _build(
         proxies=proxies,
         selection=selection,
         keep_empty=keep_empty,
+        http=settings or ir.HttpSettings(),
+        options=listener_options or ir.ListenerOptions(),
         route_options=build_route_config_options(spec.route_options),
     )
+
+
+def _refuse_unbuilt_options(options: HttpListenerOptions | None, report: ResourceReport) -> None:
+    """Established `httpGateway.options` fields gw does not build yet: refused by name when
+    present at all (`grpcWeb: {}` asks for gRPC-Web with its defaults)."""
+    if options is None:
+        return
+    data = options.model_dump(by_alias=True)
+    for name in NOT_BUILT:
+        if data.get(name) is not None:
+            report.error(
+                f"spec.httpGateway.options.{name}",
+                f"httpGateway.options.{name} is not supported yet: remove it (see "
+                "docs/gateways.md for the options gw builds)",
+            )
 
 
 def _snake(field: str) -> str:

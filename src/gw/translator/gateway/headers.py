@@ -106,23 +106,23 @@ def build_header_manipulation(
         return None
     errors = len(report.errors)
     built = ir.HeaderManipulation(
-        request_headers_to_add=_to_add(
+        request_headers_to_add=headers_to_add(
             options.request_headers_to_add, f"{field}.requestHeadersToAdd", report
         ),
-        request_headers_to_remove=_to_remove(
+        request_headers_to_remove=headers_to_remove(
             options.request_headers_to_remove, f"{field}.requestHeadersToRemove", report
         ),
-        response_headers_to_add=_to_add(
+        response_headers_to_add=headers_to_add(
             options.response_headers_to_add, f"{field}.responseHeadersToAdd", report
         ),
-        response_headers_to_remove=_to_remove(
+        response_headers_to_remove=headers_to_remove(
             options.response_headers_to_remove, f"{field}.responseHeadersToRemove", report
         ),
     )
     return built if len(report.errors) == errors else None
 
 
-def _to_add(
+def headers_to_add(
     options: list[HeaderValueOption], field: str, report: ResourceReport
 ) -> tuple[ir.HeaderValue, ...]:
     out = []
@@ -156,7 +156,7 @@ def _to_add(
     return tuple(out)
 
 
-def _to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:
+def headers_to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:
     out = []
     for i, name in enumerate(names):
         problem = header_name_problem(name)

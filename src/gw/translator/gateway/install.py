@@ -63,12 +63,23 @@ def read_settings(
         else:
             reports.of(settings.key)  # Accepted
             user = settings
+            _warn_directory(settings, reports)
     installed = install_settings(options)
     if user is None:
         return installed, None
     if installed is None:
         return user, user.key
     return user.model_copy(update={"spec": merge_under(user.spec, installed.spec)}), user.key
+
+
+def _warn_directory(settings: api.Settings, reports: Reports) -> None:
+    source = settings.spec.directory_config_source
+    if source is not None and source.directory is not None:
+        reports.of(settings.key).warning(
+            "spec.directoryConfigSource.directory",
+            "not supported: gw serves the folder named on its command line (gw up DIR, "
+            "gw controlplane --dir DIR); remove the field",
+        )
 
 
 def install_settings(options: Options) -> api.Settings | None:

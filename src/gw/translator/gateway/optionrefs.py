@@ -20,6 +20,7 @@ from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.traffic import build_host_traffic, build_route_traffic
+from gw.translator.gateway.transform import build_transformations
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
@@ -100,19 +101,21 @@ def _resolve(
 
 def check_option_resources(refs: Refs, reports: Reports) -> None:
     """Each VirtualHostOption / RouteOption on its own: the options gw can check without a
-    virtual host (retries, cors, the traffic options). A rejected one rejects every host
-    that refers to it."""
+    virtual host (retries, cors, transformations, the traffic options). A rejected one
+    rejects every host that refers to it."""
     for vh_option in refs.of_kind(api.VirtualHostOption):
         report = reports.of(vh_option.key)
         vh = vh_option.spec.options
         build_retries(vh.retries, "spec.options.retries", report)
         build_cors(vh.cors, "spec.options.cors", report, route_level=False)
+        build_transformations(vh.staged_transformations, vh.transformations, "spec.options", report)
         build_host_traffic(vh, "spec.options", refs=refs, owner=vh_option.key, report=report)
     for rt_option in refs.of_kind(api.RouteOption):
         report = reports.of(rt_option.key)
         rt = rt_option.spec.options
         build_retries(rt.retries, "spec.options.retries", report)
         build_cors(rt.cors, "spec.options.cors", report, route_level=True)
+        build_transformations(rt.staged_transformations, rt.transformations, "spec.options", report)
         build_route_traffic(
             rt,
             "spec.options",

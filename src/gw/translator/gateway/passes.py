@@ -114,7 +114,9 @@ def build_upstream_clusters(build: Build) -> None:
 
 def build_server_configs(build: Build) -> None:
     """What the extauth and rate-limit servers are served: AuthConfigs, RateLimitConfigs."""
-    build.built.update(build_auth_configs(build.snapshot, build.refs, build.reports))
+    build.built.update(
+        build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
+    )
     build.built.update(build_rate_limit_configs(build.snapshot, build.reports))
 
 
@@ -207,6 +209,7 @@ PASSES: tuple[Pass, ...] = (
     check_server_users,  # hosts that need a server the Settings do not name: rejected
     add_direct_service_clusters,  # clusters of the services routes address directly
     propagate,  # referrers of rejected resources are rejected
+    choose_gateways,  # again: a Gateway rejected through a reference keeps its last listener
     choose,  # each resource's contribution: fresh, or last accepted while rejected
     assemble_proxy,  # one Proxy; servers and endpoints attached
     warn_empty_gateways,  # gateways that select no host say so

@@ -131,6 +131,8 @@ def _listeners(
                     port=g.port,
                     virtual_hosts=tuple(sorted(vhosts, key=lambda v: v.name)),
                     gateway=g.source,
+                    http=g.http,
+                    options=g.options,
                     route_options=g.route_options,
                 )
             )

@@ -15,11 +15,14 @@ from gw.api import ResourceRef
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
+from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
@@ -28,7 +31,8 @@ from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.redirects import build_redirect
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.traffic import build_destination_traffic, build_route_traffic
-from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.gateway.transform import build_transformations
+from gw.translator.gateway.transform import inherit as inherit_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
@@ -66,6 +70,8 @@ class RouteBuilder:
         self.routes: list[ir.Route] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
         self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
+        #: The virtual host's transformations (what `inheritTransformation` appends).
+        self.vhost_transformations: ir.StagedTransformations | None = None
 
     def for_table(self, table: api.RouteTable, report: ResourceReport) -> RouteBuilder:
         """A builder for `table`'s routes, adding to this one's routes."""
@@ -106,9 +112,7 @@ class RouteBuilder:
             return
         action = self._action(route, field, options)
         where = f"{field}.options"
-        transformations = build_staged_transformations(
-            options.staged_transformations, f"{where}.stagedTransformations", self.report
-        )
+        transformations = self._transformations(options, where, parent)
         headers = build_header_manipulation(
             options.header_manipulation, f"{where}.headerManipulation", self.report
         )
@@ -128,7 +132,7 @@ class RouteBuilder:
             owner=self.owner,
             report=self.report,
         )
-        for match in self._matches(route, field, parent):
+        for match, where in self._matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -145,12 +149,44 @@ class RouteBuilder:
                     cors=cors,
                     ratelimit=ratelimit,
                     traffic=traffic,
+                    source=self.origin(where),
+                    delegated_by=parent.via if parent else (),
                 )
             )
 
-    def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
+    def _transformations(
+        self, options: RouteOptions, where: str, parent: Parent | None
+    ) -> ir.StagedTransformations | None:
+        """The route's transformations; with `inheritTransformation`, its parent's (the
+        delegating route's, or the virtual host's) follow its own."""
+        own = build_transformations(
+            options.staged_transformations, options.transformations, where, self.report
+        )
+        staged = options.staged_transformations
+        if staged is None or not staged.inherit_transformation:
+            return own
+        if parent is None:
+            return inherit_transformations(own, self.vhost_transformations)
+        above = parent.options or _NO_OPTIONS
+        scratch = ResourceReport()  # the parent's findings are reported where it is built
+        return inherit_transformations(
+            own,
+            build_transformations(above.staged_transformations, above.transformations, "", scratch),
+        )
+
+    def origin(self, field: str) -> ir.RouteOrigin:
+        """`field` of the resource whose routes are being built."""
+        owner = self.owner
+        source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
+        return ir.RouteOrigin(resource=source, field=field)
+
+    def _matches(
+        self, route: Route, field: str, parent: Parent | None
+    ) -> list[tuple[ir.RouteMatch, str]]:
+        """Each match of the route and the field it comes from (the route itself when it has
+        no matchers)."""
         if parent is not None and not route.matchers:
-            return [parent.match]  # a delegated route without matchers takes its parent's
+            return [(parent.match, field)]  # a delegated route without matchers takes its parent's
         out = []
         for m_index, matcher in enumerate(route.matchers or _CATCH_ALL):
             where = f"{field}.matchers[{m_index}]"
@@ -158,7 +194,7 @@ class RouteBuilder:
             if match is not None and parent is not None:
                 match = inherit(match, parent, where, self.report)
             if match is not None:
-                out.append(match)
+                out.append((match, where if route.matchers else field))
         return out
 
     def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
@@ -220,6 +256,9 @@ class RouteBuilder:
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
             auto_host_rewrite=bool(options.auto_host_rewrite),
+            hash_policies=build_hash_policies(
+                options.lb_hash, f"{field}.options.lbHash", self.report
+            ),
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -256,11 +295,21 @@ class RouteBuilder:
                 )
                 if target is None:
                     return None
-                traffic = build_destination_traffic(
-                    d.options, f"{field}.multi.destinations[{i}].options", self.report
-                )
-                if d.weight > 0:
-                    out.append(dataclasses.replace(target, weight=d.weight, traffic=traffic))
+                where = f"{field}.multi.destinations[{i}].options"
+                traffic = build_destination_traffic(d.options, where, self.report)
+                if d.weight == 0:
+                    continue
+                if d.options is not None:
+                    target = dataclasses.replace(
+                        target,
+                        transformations=build_transformations(
+                            d.options.staged_transformations,
+                            d.options.transformations,
+                            where,
+                            self.report,
+                        ),
+                    )
+                out.append(dataclasses.replace(target, weight=d.weight, traffic=traffic))
             return tuple(out)
         if action.upstream_group is not None:
             return self._group(action.upstream_group, f"{field}.upstreamGroup")
@@ -280,23 +329,25 @@ class RouteBuilder:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
+        refs, report = self.refs, self.report
         if dest.orch is not None:
-            return resolve_service_destination(
-                dest.orch,
-                refs=self.refs,
-                referrer=self.owner,
-                field=f"{field}.orch",
-                report=self.report,
+            target = resolve_service_destination(
+                dest.orch, refs=refs, referrer=self.owner, field=f"{field}.orch", report=report
             )
+            return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
-        found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
-        )
+        ref, where = dest.upstream, f"{field}.upstream"
+        key = refs.key(api.Upstream, ref, self.owner)
+        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
+        cluster = cluster_name(key.name, key.namespace)
+        if (reserved := reserved_cluster_problem(cluster)) is not None:
+            self.report.error(where, reserved)
+            return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
                 f"{field}.upstream",
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+        target = ir.WeightedCluster(cluster=cluster)
+        return refine_destination(target, found, dest, refs=refs, field=field, report=report)

@@ -1,230 +1,222 @@
-"""`stagedTransformations` (virtual host or route) → `ir.StagedTransformations`.
+"""`transformations` and `stagedTransformations` (virtual host, route, weighted
+destination) → `ir.StagedTransformations`.
 
-Everything is checked and parsed here so that stage 2 is mechanical and Envoy never refuses
-the result: every regex with RE2 as Envoy compiles it (also in the form stage 2 wraps it
-in), every subgroup against the regex's groups, every header name, and every `{{ ... }}` of
-a template, which is split into literal text and references. Parts gw does not serve (body
-transformations, matchers, response transformations) are refused with a status rather
-than ignored: a transformation that silently does not happen is a security hole when it
-was meant to overwrite a header.
+Per stage, the entries (`requestTransforms`, and `transformations` as the regular stage's
+one entry when `stagedTransformations.regular` is not set) become Envoy's own header
+filters when they can (`transform_native.py`), else a Lua script's rules
+(`transformation.py`). `inherit` implements `inheritTransformation`. A `spanTransformer`
+with a literal name names the route's tracing span; a templated one is refused: Envoy's Lua
+filter cannot rename a span.
 """
 
 from __future__ import annotations
 
-import re
-
 from gw.api.transform import (
     RequestMatch,
     RequestResponseTransformations,
+    ResponseMatch,
+    Transformations,
     TransformationStages,
-    TransformationTemplate,
 )
 from gw.translator import ir
-from gw.translator.gateway.headers import header_name_problem, line_break_problem
-from gw.translator.gateway.transform_extractors import (
-    IDENTIFIER,
-    add_literal,
-    build_extractor,
-    source_header,
-)
+from gw.translator.gateway.template import TemplateError, parse_template
+from gw.translator.gateway.transform_native import build_native, is_native
+from gw.translator.gateway.transformation import Defaults, build_rules
 from gw.translator.reports import ResourceReport
 
-_EXPRESSION = re.compile(r"\{\{(.*?)\}\}|\{%|\{#", re.DOTALL)
-_CALL = re.compile(r"""(extraction|header)\(\s*(["'])(.*?)\2\s*\)""")
+_NO_STAGES = TransformationStages()
 
 
-def build_staged_transformations(
-    stages: TransformationStages | None, field: str, report: ResourceReport
+def build_transformations(
+    staged: TransformationStages | None,
+    legacy: Transformations | None,
+    field: str,
+    report: ResourceReport,
 ) -> ir.StagedTransformations | None:
-    """The checked transformations, or None when there are none or some part is bad."""
-    if stages is None:
+    """The checked transformations of one options object (`field` is its path), or None
+    when there are none or some part is bad."""
+    if staged is None and legacy is None:
         return None
+    stages = staged or _NO_STAGES
     errors = len(report.errors)
-    early = _stage(stages.early, f"{field}.early", report)
-    regular = _stage(stages.regular, f"{field}.regular", report)
-    if len(report.errors) != errors:
-        return None
-    return ir.StagedTransformations(early=early, regular=regular)
+    defaults = Defaults(
+        escape_characters=bool(stages.escape_characters),
+        log=bool(stages.log_request_response_info),
+    )
+    where = f"{field}.stagedTransformations"
+    if stages.post_routing is not None:
+        report.error(
+            f"{where}.postRouting",
+            "postRouting transformations are not supported: they run in Envoy's upstream "
+            "filter chain, which gw does not configure; use regular",
+        )
+    early = _entries(stages.early, f"{where}.early")
+    if stages.regular is not None:
+        regular = _entries(stages.regular, f"{where}.regular")
+    elif legacy is not None:
+        entry = RequestMatch(
+            clear_route_cache=legacy.clear_route_cache,
+            request_transformation=legacy.request_transformation,
+            response_transformation=legacy.response_transformation,
+        )
+        regular = ([(entry, f"{field}.transformations")], [])
+    else:
+        regular = ([], [])
+    span = _span_name([*early[0], *regular[0]], report)
+    built = ir.StagedTransformations(
+        early=_stage(*early, defaults, report),
+        regular=_stage(*regular, defaults, report),
+        span_name=span,
+    )
+    return built if len(report.errors) == errors else None
+
+
+Entries = tuple[list[tuple[RequestMatch, str]], list[tuple[ResponseMatch, str]]]
+
+
+def _entries(stage: RequestResponseTransformations | None, where: str) -> Entries:
+    if stage is None:
+        return [], []
+    requests = [
+        (e, f"{where}.requestTransforms[{i}]") for i, e in enumerate(stage.request_transforms)
+    ]
+    responses = [
+        (e, f"{where}.responseTransforms[{i}]") for i, e in enumerate(stage.response_transforms)
+    ]
+    return requests, responses
 
 
 def _stage(
-    stage: RequestResponseTransformations | None, field: str, report: ResourceReport
-) -> ir.Transformation | None:
-    """The first request transform wins (without matchers it matches every request); the
-    others are checked too, and reported as never applying."""
-    if stage is None:
+    requests: list[tuple[RequestMatch, str]],
+    responses: list[tuple[ResponseMatch, str]],
+    defaults: Defaults,
+    report: ResourceReport,
+) -> ir.Stage | None:
+    if not requests and not responses:
         return None
-    if stage.response_transforms:
-        report.error(
-            f"{field}.responseTransforms",
-            "response transformations are not supported by this gw build yet; "
-            "use headerManipulation.responseHeadersToAdd and responseHeadersToRemove",
-        )
-    chosen = None
-    for i, entry in enumerate(stage.request_transforms):
-        where = f"{field}.requestTransforms[{i}]"
-        built = _request_transform(entry, where, report)
-        if i == 0:
-            chosen = built
-        elif stage.request_transforms[0].matcher is None:
+    for (entry, _), (_, later_where) in zip(requests, requests[1:], strict=False):
+        if entry.matcher is None:
             report.warning(
-                where,
-                "never applies: the first entry of requestTransforms matches every request",
+                later_where,
+                "never applies: an earlier entry of requestTransforms matches every request",
             )
-    return chosen
-
-
-def _request_transform(
-    entry: RequestMatch, field: str, report: ResourceReport
-) -> ir.Transformation | None:
-    if entry.matcher is not None:
-        report.error(
-            f"{field}.matcher",
-            "transformation matchers are not supported by this gw build yet; put the "
-            "transformation in the options of a route that has this matcher",
+            break
+    if is_native(requests, responses) and not defaults.log and not defaults.escape_characters:
+        first, where = requests[0]
+        for later, later_where in requests[1:]:  # checked, although they never apply
+            build_rules([(later, later_where)], [], defaults, report)
+        request, response = first.request_transformation, first.response_transformation
+        return build_native(
+            request.transformation_template if request else None,
+            response.transformation_template if response else None,
+            where,
+            report,
         )
-    if entry.clear_route_cache:
-        report.error(
-            f"{field}.clearRouteCache",
-            "clearRouteCache is not supported by this gw build yet: the route is chosen "
-            "before transformations run",
-        )
-    if entry.response_transformation is not None:
-        report.error(
-            f"{field}.responseTransformation",
-            "response transformations are not supported by this gw build yet; "
-            "use headerManipulation.responseHeadersToAdd and responseHeadersToRemove",
-        )
-    request = entry.request_transformation
-    if request is None:
-        return None
-    where = f"{field}.requestTransformation"
-    if request.transformation_template is None:
-        report.error(where, "set transformationTemplate: it is the transformation gw supports")
-        return None
-    return _template(request.transformation_template, f"{where}.transformationTemplate", report)
+    return build_rules(requests, responses, defaults, report)
 
 
-def _template(
-    template: TransformationTemplate, field: str, report: ResourceReport
-) -> ir.Transformation:
-    for name, value in (
-        ("body", template.body),
-        ("mergeExtractorsToBody", template.merge_extractors_to_body),
-    ):
-        if value is not None:
+def _span_name(requests: list[tuple[RequestMatch, str]], report: ResourceReport) -> str | None:
+    name = None
+    for entry, where in requests:
+        t = entry.request_transformation
+        span = (
+            t.transformation_template.span_transformer if t and t.transformation_template else None
+        )
+        if span is None:
+            continue
+        at = f"{where}.requestTransformation.transformationTemplate.spanTransformer.name.text"
+        try:
+            nodes = parse_template(span.name.text).nodes
+        except TemplateError as exc:
+            report.error(at, f"template not supported: {exc}")
+            continue
+        if not all(isinstance(n, ir.Text) for n in nodes):
             report.error(
-                f"{field}.{name}",
-                "gw transformations change headers only and never touch the body",
+                at,
+                "a span name built from a template is not supported: Envoy's Lua filter "
+                "cannot rename the tracing span; use a literal name (gw serves it as the "
+                "route's decorator)",
             )
-    extractors = []
-    for name, extraction in sorted(template.extractors.items()):
-        built = build_extractor(name, extraction, f"{field}.extractors.{name}", report)
-        if built is not None:
-            extractors.append(built)
-    known = frozenset(template.extractors)
-    advanced = template.advanced_templates
-    headers = []
-    for name, text in sorted(template.headers.items()):
-        built_header = _header(name, text.text, known, advanced, f"{field}.headers.{name}", report)
-        if built_header is not None:
-            headers.append(built_header)
-    appended = []
-    for i, entry in enumerate(template.headers_to_append):
-        where = f"{field}.headersToAppend[{i}]"
-        problem = header_name_problem(entry.key)
-        if problem is not None:
-            report.error(f"{where}.key", problem)
-        parts = parse_template(entry.value.text, known, advanced, f"{where}.value.text", report)
-        if problem is None and parts is not None:
-            appended.append(ir.HeaderTemplate(name=entry.key.lower(), parts=parts))
-    removed = []
-    for i, name in enumerate(template.headers_to_remove):
-        problem = header_name_problem(name)
-        if problem is not None:
-            report.error(f"{field}.headersToRemove[{i}]", problem)
-        elif name.lower() not in removed:
-            removed.append(name.lower())
-    return ir.Transformation(
-        extractors=tuple(extractors),
-        headers_to_remove=tuple(removed),
-        headers=tuple(headers),
-        headers_to_append=tuple(appended),
+            continue
+        name = name or "".join(n.text for n in nodes if isinstance(n, ir.Text))
+    return name
+
+
+def inherit(
+    child: ir.StagedTransformations | None, parent: ir.StagedTransformations | None
+) -> ir.StagedTransformations | None:
+    """`inheritTransformation: true`: per stage, the child's entries then the parent's."""
+    if child is None or parent is None:
+        return child or parent
+    return ir.StagedTransformations(
+        early=_concat(child.early, parent.early),
+        regular=_concat(child.regular, parent.regular),
+        span_name=child.span_name or parent.span_name,
     )
 
 
-def _header(
-    name: str, text: str, known: frozenset[str], advanced: bool, field: str, report: ResourceReport
-) -> ir.HeaderTemplate | None:
-    problem = header_name_problem(name)
-    if problem is not None:
-        report.error(field, problem)
-    parts = parse_template(text, known, advanced, f"{field}.text", report)
-    if problem is not None or parts is None:
-        return None
-    return ir.HeaderTemplate(name=name.lower(), parts=parts)
+def _concat(child: ir.Stage | None, parent: ir.Stage | None) -> ir.Stage | None:
+    if child is None or parent is None:
+        return child or parent
+    first, second = as_script(child), as_script(parent)
+    return ir.TransformationScript(
+        request_rules=first.request_rules + second.request_rules,
+        response_rules=first.response_rules + second.response_rules,
+        log=first.log or second.log,
+    )
 
 
-def parse_template(
-    text: str, known: frozenset[str], advanced: bool, field: str, report: ResourceReport
-) -> tuple[str | ir.ExtractorRef | ir.RequestHeaderRef, ...] | None:
-    """`text` split into literal text and references; None after reporting a problem.
-
-    Supported: `{{ name }}` (spaces optional; with `advancedTemplates` only the next
-    form), `{{ extraction("name") }}` and `{{ header("name") }}`.
-    """
-    problem = line_break_problem(text)
-    if problem is not None:
-        report.error(field, problem)
-        return None
-    parts: list[str | ir.ExtractorRef | ir.RequestHeaderRef] = []
-    at = 0
-    for match in _EXPRESSION.finditer(text):
-        add_literal(parts, text[at : match.start()])
-        at = match.end()
-        if match.group(1) is None:
-            report.error(
-                field,
-                "template statements {% ... %} and comments {# ... #} are not supported; "
-                'use {{ name }}, {{ extraction("name") }} or {{ header("name") }}',
-            )
-            return None
-        reference = _reference(match.group(1).strip(), known, advanced, field, report)
-        if reference is None:
-            return None
-        parts.append(reference)
-    tail = text[at:]
-    if "{{" in tail:
-        report.error(field, "a {{ is not closed with }}")
-        return None
-    add_literal(parts, tail)
-    return tuple(parts)
-
-
-def _reference(
-    expression: str, known: frozenset[str], advanced: bool, field: str, report: ResourceReport
-) -> ir.ExtractorRef | ir.RequestHeaderRef | None:
-    call = _CALL.fullmatch(expression)
-    if call is not None and call.group(1) == "header":
-        header = source_header(call.group(3), field, report)
-        return None if header is None else ir.RequestHeaderRef(header=header)
-    if call is not None:
-        name = call.group(3)
-    elif IDENTIFIER.fullmatch(expression) and not advanced:
-        name = expression
-    else:
-        report.error(
-            field,
-            f"{{{{ {expression} }}}} is not supported: gw templates take {{{{ name }}}}, "
-            '{{ extraction("name") }} and {{ header("name") }}'
-            + (" (with advancedTemplates, extraction(...) only)" if advanced else ""),
+def as_script(stage: ir.Stage) -> ir.TransformationScript:
+    """A native stage as the equivalent script (to be combined with another script)."""
+    if isinstance(stage, ir.TransformationScript):
+        return stage
+    extractors = tuple(
+        ir.TemplateExtractor(
+            name=e.name,
+            header=e.header,
+            regex=e.regex,
+            subgroup=e.subgroup,
+            mode=e.mode,
+            replacement=e.replacement,
         )
-        return None
-    if name not in known:
-        defined = ", ".join(sorted(known)) or "none"
-        report.error(
-            field,
-            f"the template uses extractor {name!r}, which is not defined (defined: {defined})",
+        for e in stage.extractors
+    )
+    step = ir.TemplateTransformation(
+        extractors=extractors,
+        headers=tuple(_rendered(h, "header") for h in stage.headers),
+        headers_to_remove=stage.headers_to_remove,
+        headers_to_append=tuple(_rendered(h, "header") for h in stage.headers_to_append),
+        parse_json=False,
+    )
+    response = None
+    if (
+        stage.response_headers
+        or stage.response_headers_to_remove
+        or stage.response_headers_to_append
+    ):
+        response = ir.TemplateTransformation(
+            headers=tuple(_rendered(h, "request_header") for h in stage.response_headers),
+            headers_to_remove=stage.response_headers_to_remove,
+            headers_to_append=tuple(
+                _rendered(h, "request_header") for h in stage.response_headers_to_append
+            ),
+            parse_json=False,
         )
-        return None
-    return ir.ExtractorRef(extractor=name)
+    requests = (
+        stage.extractors or stage.headers or stage.headers_to_remove or stage.headers_to_append
+    )
+    rule = ir.RequestRule(request=step if requests else None, response=response)
+    return ir.TransformationScript(request_rules=(rule,))
+
+
+def _rendered(header: ir.HeaderTemplate, read: str) -> ir.RenderedHeader:
+    """A native header as a template; `read` is the function reading a header."""
+    nodes: list[ir.Node] = []
+    for part in header.parts:
+        if isinstance(part, str):
+            nodes.append(ir.Text(text=part))
+        else:
+            name = part.extractor if isinstance(part, ir.ExtractorRef) else part.header
+            call = "extraction" if isinstance(part, ir.ExtractorRef) else read
+            nodes.append(ir.Output(output=ir.Call(call=call, args=(ir.Literal(literal=name),))))
+    return ir.RenderedHeader(name=header.name, template=tuple(nodes))

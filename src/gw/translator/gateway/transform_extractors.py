@@ -132,10 +132,10 @@ def _replacement(
         return ()
     if mode == "single_replace":
         return (text,) if text else ()
-    return _group_references(text, groups, where, report)
+    return group_references(text, groups, where, report)
 
 
-def _group_references(
+def group_references(
     text: str, groups: int | None, field: str, report: ResourceReport
 ) -> tuple[str | int, ...]:
     """REPLACE_ALL's text: `$1`..`$9` and `$&` (or `$0`) insert groups, `$$` is a `$`."""

@@ -21,7 +21,7 @@ from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.traffic import build_host_traffic
-from gw.translator.gateway.transform import build_staged_transformations
+from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -134,6 +134,10 @@ def build_virtual_host(
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
+    transformations = build_transformations(
+        options.staged_transformations, options.transformations, _OPTIONS, report
+    )
+    routes.vhost_transformations = transformations
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
     if not vhost.routes:
@@ -150,9 +154,7 @@ def build_virtual_host(
             *routes.extauth.flow_routes(name),
             *merge_cors_policies(routes.routes, cors, options.cors_policy_merge_settings),
         ),
-        transformations=build_staged_transformations(
-            options.staged_transformations, f"{_OPTIONS}.stagedTransformations", report
-        ),
+        transformations=transformations,
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),

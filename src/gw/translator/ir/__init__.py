@@ -8,24 +8,45 @@ knowing either. Sequences are tuples; maps are sorted tuples of pairs.
 One module per area, named with the feature word of the other layers (`api/jwt.py` →
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
-`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`;
-the traffic options are held by `traffic` (`faults`, `shadowing`, `rewrite`, `timeouts`,
-`upgrades`, `csrf`, `buffer`, `extproc`, `routetracing`, `stats`, with `matching`'s
-fractions and string matchers), and `routeconfig`, `dynamicforwardproxy` complete them. A
+`transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, the
+listener's `hcm` (how it speaks HTTP) and `routeconfig`, for clusters `loadbalancer`,
+`healthcheck`, `aws`; the traffic options are held by `traffic` (`faults`, `shadowing`,
+`rewrite`, `timeouts`, `upgrades`, `csrf`, `buffer`, `extproc`, `routetracing`, `stats`, with
+`matching`'s fractions and string matchers), and `dynamicforwardproxy` completes them. A
 new option is a dataclass in its feature's module (a new module for a new feature), the
-field of `VirtualHost` or `Route` that holds it, and its name in `__all__` below. Code
+field of `VirtualHost`, `Route` or `Cluster` that holds it, and its name in `__all__` below. Code
 outside this package writes `ir.Route`, never `ir.routes.Route`. The configs of gw's own
 servers are not IR but contracts with those servers (`gw.wire`); the Proxy carries them.
+Unions used in annotations (`Expr`, `Node`, `Stage`, `Step`) are re-exported as `X as X`
+but are not in `__all__`: they are not types of their own.
 """
 
 from __future__ import annotations
 
+from gw.translator.ir.aws import AwsCredentials, LambdaInvocation
 from gw.translator.ir.buffer import BufferLimit
-from gw.translator.ir.clusters import Cluster, Endpoint, ServiceSelection
+from gw.translator.ir.clusters import (
+    CircuitBreakers,
+    Cluster,
+    ConnectionOptions,
+    DnsOptions,
+    Endpoint,
+    Http1Options,
+    Locality,
+    Preconnect,
+    ServiceSelection,
+    TcpKeepalive,
+)
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.csrf import CsrfPolicy
 from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
-from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extauth import (
+    AuthService,
+    CustomAuth,
+    ExtAuth,
+    ExtAuthServer,
+    HttpAuthService,
+)
 from gw.translator.ir.extproc import (
     ExtProcOverrides,
     ExtProcRoute,
@@ -35,7 +56,15 @@ from gw.translator.ir.extproc import (
     ProcessingMode,
 )
 from gw.translator.ir.faults import FaultAbort, FaultDelay, Faults
+from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
 from gw.translator.ir.headers import HeaderManipulation, HeaderValue
+from gw.translator.ir.healthcheck import (
+    GrpcHealthCheck,
+    HealthCheck,
+    HttpHealthCheck,
+    OutlierDetection,
+    TcpHealthCheck,
+)
 from gw.translator.ir.jwt import (
     ClaimToHeader,
     JwtProvider,
@@ -43,7 +72,21 @@ from gw.translator.ir.jwt import (
     RemoteJwks,
     TokenHeader,
 )
-from gw.translator.ir.listeners import Listener
+from gw.translator.ir.listeners import (
+    ConnectionLimit,
+    Listener,
+    ListenerOptions,
+    ProxyProtocol,
+    ProxyProtocolRule,
+    SocketOption,
+)
+from gw.translator.ir.loadbalancer import (
+    HashPolicy,
+    LoadBalancer,
+    SlowStart,
+    SubsetConfig,
+    SubsetSelector,
+)
 from gw.translator.ir.matching import Fraction, StringMatch
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
@@ -71,32 +114,76 @@ from gw.translator.ir.routes import (
 from gw.translator.ir.routetracing import RouteTracing
 from gw.translator.ir.secrets import TlsSecret
 from gw.translator.ir.shadowing import Shadow
-from gw.translator.ir.source import SourceRef
+from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.stats import VirtualCluster
+from gw.translator.ir.template import (
+    Branch,
+    Call,
+    For,
+    If,
+    Literal,
+    Op,
+    Output,
+    Set,
+    Text,
+    Var,
+)
+from gw.translator.ir.template import (
+    Expr as Expr,
+)
+from gw.translator.ir.template import (
+    Node as Node,
+)
 from gw.translator.ir.timeouts import StreamTimeouts
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
 from gw.translator.ir.traffic import DestinationTraffic, HostTraffic, RouteTraffic
 from gw.translator.ir.transform import (
     Extractor,
     ExtractorRef,
+    HeaderBodyTransformation,
     HeaderTemplate,
+    MatchHeader,
+    MergedKey,
+    MetadataValue,
+    RenderedHeader,
+    RequestCondition,
     RequestHeaderRef,
+    RequestRule,
+    ResponseRule,
     StagedTransformations,
+    TemplateExtractor,
+    TemplateTransformation,
     Transformation,
+    TransformationScript,
+)
+from gw.translator.ir.transform import (
+    Stage as Stage,
+)
+from gw.translator.ir.transform import (
+    Step as Step,
 )
 from gw.translator.ir.upgrades import Upgrade
 from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
     "Action",
+    "AuthService",
+    "AwsCredentials",
+    "Branch",
     "BufferLimit",
+    "Call",
+    "CircuitBreakers",
     "ClaimMatch",
     "ClaimToHeader",
     "Cluster",
+    "ConnectionLimit",
+    "ConnectionOptions",
     "CorsPolicy",
     "CsrfPolicy",
+    "CustomAuth",
     "DestinationTraffic",
     "DirectResponse",
+    "DnsOptions",
     "DynamicForwardProxy",
     "Endpoint",
     "ExtAuth",
@@ -109,23 +196,48 @@ __all__ = [
     "FaultAbort",
     "FaultDelay",
     "Faults",
+    "For",
     "Forward",
     "Fraction",
+    "GrpcHealthCheck",
     "GrpcTarget",
+    "HashPolicy",
+    "HeaderBodyTransformation",
     "HeaderCondition",
     "HeaderManipulation",
     "HeaderMatch",
     "HeaderTemplate",
     "HeaderValue",
+    "HealthCheck",
     "HostTraffic",
+    "Http1Options",
+    "Http2Options",
+    "HttpAuthService",
+    "HttpHealthCheck",
+    "HttpSettings",
+    "If",
     "JwtProvider",
     "JwtVerification",
+    "LambdaInvocation",
     "Listener",
+    "ListenerOptions",
+    "Literal",
+    "LoadBalancer",
     "LocalLimit",
+    "Locality",
+    "MatchHeader",
+    "MergedKey",
+    "MetadataValue",
     "MutationRules",
+    "Op",
+    "OutlierDetection",
+    "Output",
     "Policy",
+    "Preconnect",
     "ProcessingMode",
     "Proxy",
+    "ProxyProtocol",
+    "ProxyProtocolRule",
     "QueryMatch",
     "RateLimitServer",
     "RateLimits",
@@ -135,26 +247,45 @@ __all__ = [
     "Redirect",
     "RegexRewrite",
     "RemoteJwks",
+    "RenderedHeader",
+    "RequestCondition",
     "RequestHeaderRef",
+    "RequestRule",
+    "ResponseRule",
     "RetryPolicy",
     "Rewrites",
     "Route",
     "RouteConfigOptions",
     "RouteMatch",
+    "RouteOrigin",
     "RouteTracing",
     "RouteTraffic",
     "ServiceSelection",
+    "Set",
     "Shadow",
+    "SlowStart",
+    "SocketOption",
     "SourceRef",
     "StagedTransformations",
     "StreamTimeouts",
     "StringMatch",
+    "SubsetConfig",
+    "SubsetSelector",
+    "TcpHealthCheck",
+    "TcpKeepalive",
+    "TemplateExtractor",
+    "TemplateTransformation",
+    "Text",
     "TlsSecret",
     "TlsTermination",
     "TokenHeader",
+    "Tracing",
+    "TracingTag",
     "Transformation",
+    "TransformationScript",
     "Upgrade",
     "UpstreamTls",
+    "Var",
     "VirtualCluster",
     "VirtualHost",
     "WeightedCluster",

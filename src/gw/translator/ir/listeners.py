@@ -1,12 +1,67 @@
-"""A listener: an address and port, and the virtual hosts served on it."""
+"""A listener: an address and port, how it accepts connections, how it speaks HTTP, and the
+virtual hosts served on it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
+from gw.translator.ir.hcm import HttpSettings
 from gw.translator.ir.routeconfig import RouteConfigOptions
 from gw.translator.ir.source import SourceRef
 from gw.translator.ir.virtualhosts import VirtualHost
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SocketOption:
+    """A `setsockopt` on the listening socket: an integer or a byte string value (`buf_hex`,
+    in hex so that the IR stays plain text), applied before bind, once bound, or once
+    listening."""
+
+    description: str = ""
+    level: int
+    name: int
+    int_value: int | None = None
+    buf_hex: str | None = None
+    state: Literal["STATE_PREBIND", "STATE_BOUND", "STATE_LISTENING"] = "STATE_PREBIND"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProxyProtocolRule:
+    """A PROXY protocol v2 TLV whose value, when present, is stored as dynamic metadata."""
+
+    tlv_type: int
+    metadata_namespace: str = ""
+    key: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProxyProtocol:
+    """Connections start with a PROXY protocol header (v1 or v2) naming the real client."""
+
+    rules: tuple[ProxyProtocolRule, ...] = ()
+    allow_requests_without_proxy_protocol: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionLimit:
+    """At most `max_connections` open connections on the listener; one more is closed
+    after `delay_ms`."""
+
+    max_connections: int
+    delay_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListenerOptions:
+    """How the listener accepts connections (a Gateway's `options`, `useProxyProto`,
+    `httpGateway.options.connectionLimit`); unset fields keep Envoy's defaults."""
+
+    socket_options: tuple[SocketOption, ...] = ()
+    per_connection_buffer_limit_bytes: int | None = None
+    proxy_protocol: ProxyProtocol | None = None
+    connection_limit: ConnectionLimit | None = None
+    exact_balance: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -17,6 +72,8 @@ class Listener:
     virtual_hosts: tuple[VirtualHost, ...]
     #: The Gateway resource it comes from; None for the built-in gateways.
     gateway: SourceRef | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
+    options: ListenerOptions = field(default_factory=ListenerOptions)
     #: The Gateway's `routeOptions` for the route configurations of this listener.
     route_options: RouteConfigOptions | None = None
 

@@ -8,15 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gw.translator.ir.aws import LambdaInvocation
 from gw.translator.ir.clusters import ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
 from gw.translator.ir.rewrite import RegexRewrite
+from gw.translator.ir.source import RouteOrigin
 from gw.translator.ir.traffic import DestinationTraffic, RouteTraffic
 from gw.translator.ir.transform import StagedTransformations
 
@@ -56,6 +59,13 @@ class WeightedCluster:
     service: ServiceSelection | None = None
     #: The destination's own options (`multi.destinations[].options`).
     traffic: DestinationTraffic | None = None
+    #: Set: replaces the route's (and virtual host's) transformations for requests sent to
+    #: this cluster.
+    transformations: StagedTransformations | None = None
+    #: Only the cluster's endpoints carrying these labels (its subset load balancer).
+    subset: tuple[tuple[str, str], ...] | None = None
+    #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
+    aws_lambda: LambdaInvocation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,6 +81,8 @@ class Forward:
     timeout_ms: int | None = None
     host_rewrite: str | None = None
     auto_host_rewrite: bool = False
+    #: What hashing load balancers (ring hash, maglev) hash, in order.
+    hash_policies: tuple[HashPolicy, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,3 +125,7 @@ class Route:
     ratelimit: RateLimits | None = None
     #: Faults, shadowing, rewrites, timeouts, upgrades, CSRF, buffer, ext_proc, tracing.
     traffic: RouteTraffic | None = None
+    #: Where the route was written; for a delegated route, in its RouteTable.
+    source: RouteOrigin | None = None
+    #: The delegating routes that led to it, from the VirtualService's down.
+    delegated_by: tuple[RouteOrigin, ...] = ()

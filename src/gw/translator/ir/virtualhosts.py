@@ -51,8 +51,7 @@ class VirtualHost:
     def uses_extauth(self) -> bool:
         """True when some request on this host may be sent to the extauth server."""
         return any(
-            e is not None and e.config_id is not None
-            for e in (self.extauth, *(r.extauth for r in self.routes))
+            e is not None and e.active for e in (self.extauth, *(r.extauth for r in self.routes))
         )
 
     @property

@@ -1,0 +1,228 @@
+"""Reading one manifest file into documents, within what Settings say a file may cost.
+
+A manifest is input from whoever can write to the folder, and reading it must never stall
+or crash the control plane. Settings `directoryConfigSource` bounds each file:
+
+- `maxFileBytes`: a larger file is refused before it is read;
+- `maxDocuments`: documents in the file (`kind: List` items count one each);
+- `maxAliasExpansions`: what the YAML aliases of one document add once expanded (an alias
+  bomb is a few lines that expand to billions of values when validated or printed);
+- `maxNestingDepth`: mappings and lists nested in one document.
+
+A file beyond the first two limits is refused whole (`TooCostly`); a document beyond the
+last two is refused alone (`Document.refusal`), like a document with an unknown field.
+Aliases are counted on the parsed YAML nodes, before anything expands them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gw.api.settings import DirectoryConfigSource
+
+Limits = DirectoryConfigSource
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: Where a limit is set, as messages name it.
+SETTING = "Settings spec.directoryConfigSource"
+#: A scalar counts as one value per started KiB when its alias is expanded.
+SCALAR_UNIT = 1024
+
+
+class TooCostly(Exception):
+    """The file is beyond a limit: refused whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document's data, and why it is refused when it is beyond a limit (`refusal`)."""
+
+    number: int
+    data: Any
+    refusal: str | None = None
+
+
+def read_text(path: Path, limits: Limits) -> str:
+    """The file as text, read only if it is within `maxFileBytes` (a file growing while it
+    is read is cut there and refused). Raises `TooCostly`, OSError, UnicodeDecodeError."""
+    with path.open("rb") as file:
+        data = file.read(limits.max_file_bytes + 1)
+    if len(data) > limits.max_file_bytes:
+        raise TooCostly(_size_refusal(path.stat().st_size, limits))
+    return data.decode("utf-8")
+
+
+def size_refusal(size: int, limits: Limits) -> str | None:
+    """Why a file of `size` bytes is not read, or None when it may be."""
+    return _size_refusal(size, limits) if size > limits.max_file_bytes else None
+
+
+def _size_refusal(size: int, limits: Limits) -> str:
+    return (
+        f"the file has {size:,} bytes, more than the {limits.max_file_bytes:,} a manifest "
+        f"file may have ({SETTING}.maxFileBytes); split it into several files or raise the limit"
+    )
+
+
+def load_documents(path: Path, text: str, limits: Limits) -> list[Document]:
+    """Every non-empty document of the file, numbered from 1; a `kind: List`'s items share
+    the List's number. Raises `TooCostly` and the parsers' errors (`yaml.YAMLError`,
+    `json.JSONDecodeError`)."""
+    raw = _json_documents(text, limits) if path.suffix == ".json" else _yaml_documents(text, limits)
+    out: list[Document] = []
+    for doc in raw:
+        data = doc.data
+        if doc.refusal is None and _is_list(data):
+            out.extend(Document(doc.number, item) for item in data["items"])
+        elif data is not None or doc.refusal is not None:
+            out.append(doc)
+    if len(out) > limits.max_documents:
+        raise TooCostly(_count_refusal(limits))
+    return out
+
+
+def _is_list(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == "List"
+        and isinstance(data.get("items"), list)
+    )
+
+
+def _count_refusal(limits: Limits) -> str:
+    return (
+        f"the file holds more than {limits.max_documents:,} documents ({SETTING}.maxDocuments); "
+        "split it into several files or raise the limit"
+    )
+
+
+def _yaml_documents(text: str, limits: Limits) -> list[Document]:
+    loader = _Loader(text)
+    out: list[Document] = []
+    try:
+        while loader.check_node():
+            if len(out) >= limits.max_documents:
+                raise TooCostly(_count_refusal(limits))
+            node = loader.get_node()
+            number = len(out) + 1
+            refusal = _refusal(node, _node_children, _node_weight, limits, aliases=True)
+            # A refused document is still constructed (cheaply: aliases stay shared) so
+            # that the resource it names can be reported; nothing expands it.
+            out.append(Document(number, loader.construct_document(node), refusal))
+    finally:
+        loader.dispose()
+    return out
+
+
+def _json_documents(text: str, limits: Limits) -> list[Document]:
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise TooCostly(_depth_refusal(limits)) from None
+    docs = data if isinstance(data, list) else [data]
+    if len(docs) > limits.max_documents:
+        raise TooCostly(_count_refusal(limits))
+    return [
+        Document(n, doc, _refusal(doc, _data_children, _unit, limits, aliases=False))
+        for n, doc in enumerate(docs, start=1)
+    ]
+
+
+def _depth_refusal(limits: Limits) -> str:
+    return f"nested more than {limits.max_nesting_depth} levels deep ({SETTING}.maxNestingDepth)"
+
+
+Children = Callable[[Any], Sequence[Any] | None]
+
+
+def _refusal(
+    root: Any, children: Children, weight: Callable[[Any], int], limits: Limits, *, aliases: bool
+) -> str | None:
+    """Why a document (YAML node graph or JSON data) is beyond the depth or alias limits.
+
+    Walks the document once without recursion, each shared (aliased) node once: a node's
+    expanded size and depth are remembered, so a bomb costs what its text costs."""
+    if children(root) is None:
+        return None
+    expanded: dict[int, tuple[int, int]] = {}  # id → (expanded size, depth)
+    distinct = 0
+    frames: list[list[Any]] = [[root, children(root), 0, 1, 0]]  # node, kids, next, size, depth
+    on_path = {id(root)}
+    while frames:
+        frame = frames[-1]
+        node, kids, index = frame[0], frame[1], frame[2]
+        if index == len(kids):
+            frames.pop()
+            on_path.discard(id(node))
+            distinct += 1
+            expanded[id(node)] = (frame[3], frame[4] + 1)
+            if frames:
+                _add(frames[-1], *expanded[id(node)])
+            continue
+        frame[2] += 1
+        kid = kids[index]
+        grandkids = children(kid)
+        if grandkids is None:
+            frame[3] += weight(kid)
+            distinct += 0 if id(kid) in expanded else weight(kid)
+            if aliases:
+                expanded.setdefault(id(kid), (weight(kid), 0))
+            continue
+        known = expanded.get(id(kid))
+        if id(kid) in on_path:
+            return "an alias refers to a value that contains it (a recursive document)"
+        if known is not None:
+            if len(frames) + known[1] > limits.max_nesting_depth:
+                return _depth_refusal(limits)
+            _add(frame, *known)
+            continue
+        if len(frames) + 1 > limits.max_nesting_depth:
+            return _depth_refusal(limits)
+        on_path.add(id(kid))
+        frames.append([kid, grandkids, 0, 1, 0])
+    size = expanded[id(root)][0]
+    if aliases and size - distinct > limits.max_alias_expansions:
+        return (
+            f"its aliases expand to {size - distinct:,} more values, more than "
+            f"{limits.max_alias_expansions:,} ({SETTING}.maxAliasExpansions); "
+            "write the values out or raise the limit"
+        )
+    return None
+
+
+def _add(frame: list[Any], size: int, depth: int) -> None:
+    frame[3] += size
+    frame[4] = max(frame[4], depth)
+
+
+def _node_children(node: Any) -> Sequence[Any] | None:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return None
+
+
+def _node_weight(node: Any) -> int:
+    return 1 + len(node.value) // SCALAR_UNIT if isinstance(node, yaml.ScalarNode) else 1
+
+
+def _data_children(data: Any) -> Sequence[Any] | None:
+    if isinstance(data, dict):
+        return list(data.values())
+    if isinstance(data, list):
+        return data
+    return None
+
+
+def _unit(_: Any) -> int:
+    return 1

@@ -1,0 +1,247 @@
+"""Transformation scripts → Lua source for Envoy's Lua filter.
+
+A script is gw's fixed runtime (`transform_runtime.lua`, `transform_engine.lua`: JSON,
+template values and functions, the regex machine, the steps) followed by a table `S` of
+the stage's rules, in which every template is compiled to a Lua function and every regex
+to a program. The output is deterministic: the same IR gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from gw.translator import ir
+from gw.translator.envoy.transform_templates import compile_template, lua_string
+from gw.translator.regex_program import compile_program, lua_pattern
+
+_OPS = {"byte": 1, "split": 2, "jmp": 3, "save": 4, "assert": 5, "match": 6}
+
+
+@functools.cache
+def runtime() -> str:
+    here = resources.files("gw.translator.envoy")
+    return (
+        "\n".join(
+            (here / name).read_text(encoding="utf-8")
+            for name in ("transform_runtime.lua", "transform_engine.lua")
+        ).replace("\nreturn R\n", "\n")
+        + "\nreturn R\n"
+    )
+
+
+def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
+    """The whole Lua script of a stage on one route (or virtual host).
+
+    A response step needs to know the request rule that was chosen (unless there is only
+    one, unconditional) and the request headers its templates read: only then does the
+    request side keep them (`S.keeps`), and only then, or when a request step or
+    clearRouteCache exists, does the script hook requests at all (each hook is a coroutine
+    per request in Envoy)."""
+    saved, every = _saved_headers(script)
+    rules = script.request_rules
+    static = len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)
+    keeps = _responds(script) and (bool(saved) or every or not static)
+    lines = [
+        "local S = {",
+        f"  state = {lua_string(state_namespace)}, log = {_bool(script.log)},",
+        f"  keeps = {_bool(keeps)}, rule = {'1' if rules and static else 'nil'},",
+        f"  all_headers = {_bool(every)},",
+        "  saved_headers = {" + ", ".join(lua_string(h) for h in saved) + "},",
+        "  request = {",
+        *(f"    {_request_rule(r)}," for r in rules),
+        "  },",
+        "  response = {",
+        *(f"    {_response_rule(r)}," for r in script.response_rules),
+        "  },",
+        "}",
+    ]
+    if keeps or any(r.request or r.clear_route_cache for r in rules):
+        lines.append("function envoy_on_request(handle) R.on_request(handle, S) end")
+    if _responds(script):
+        lines.append("function envoy_on_response(handle) R.on_response(handle, S) end")
+    return "local R = (function()\n" + runtime() + "end)()\n" + "\n".join(lines) + "\n"
+
+
+def _responds(script: ir.TransformationScript) -> bool:
+    return bool(script.response_rules) or any(r.response for r in script.request_rules)
+
+
+def _saved_headers(script: ir.TransformationScript) -> tuple[list[str], bool]:
+    """Request headers that response templates read, and whether some read a computed name."""
+    names: set[str] = set()
+    every = False
+    steps = [r.response for r in script.request_rules] + [r.response for r in script.response_rules]
+    for step in steps:
+        if not isinstance(step, ir.TemplateTransformation):
+            continue
+        for call in _calls(step, "request_header"):
+            arg = call.args[0]
+            if isinstance(arg, ir.Literal) and isinstance(arg.literal, str):
+                names.add(arg.literal.lower())
+            else:
+                every = True
+    return sorted(names), every
+
+
+def _calls(step: ir.TemplateTransformation, name: str) -> list[ir.Call]:
+    found: list[ir.Call] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, ir.Call) and value.call == name:
+            found.append(value)
+        if isinstance(value, tuple):
+            for item in value:
+                walk(item)
+        elif hasattr(value, "__dataclass_fields__"):
+            for field in value.__dataclass_fields__:
+                walk(getattr(value, field))
+
+    walk(step)
+    return found
+
+
+def _request_rule(rule: ir.RequestRule) -> str:
+    return (
+        "{ condition = "
+        + _condition(rule.condition)
+        + f", clear_route_cache = {_bool(rule.clear_route_cache)}"
+        + f", request = {_step(rule.request)}, response = {_step(rule.response)} }}"
+    )
+
+
+def _response_rule(rule: ir.ResponseRule) -> str:
+    headers = ", ".join(_header_match(h) for h in rule.headers)
+    return f"{{ headers = {{ {headers} }}, response = {_step(rule.response)} }}"
+
+
+def _condition(c: ir.RequestCondition | None) -> str:
+    if c is None:
+        return "nil"
+    path = c.path if c.case_sensitive or c.path_kind == "regex" else c.path.lower()
+    regex = c.path if c.case_sensitive else f"(?i:{c.path})"
+    parts = [
+        f"kind = {lua_string(c.path_kind)}",
+        f"path = {lua_string(path)}",
+        f"case_sensitive = {_bool(c.case_sensitive)}",
+        "headers = {" + ", ".join(_header_match(h) for h in c.headers) + "}",
+        "query = {" + ", ".join(_header_match(h) for h in c.query) + "}",
+    ]
+    if c.path_kind == "regex":
+        parts.append(_regex_fields(regex))
+    if c.methods:
+        parts.append(
+            "methods = {" + "".join(f"[{lua_string(m)}] = true, " for m in c.methods) + "}"
+        )
+    return "{ " + ", ".join(parts) + " }"
+
+
+def _header_match(h: ir.MatchHeader) -> str:
+    parts = [f"name = {lua_string(h.name.lower())}", f"invert = {_bool(h.invert)}"]
+    if h.value:
+        parts.append(f"value = {lua_string(h.value)}")
+        if h.regex:
+            parts.append(_regex_fields(h.value))
+    return "{ " + ", ".join(parts) + " }"
+
+
+def _step(step: ir.Step | None) -> str:
+    if step is None:
+        return "nil"
+    if isinstance(step, ir.HeaderBodyTransformation):
+        return (
+            "{ header_body = true, reads_body = true, "
+            f"add_request_metadata = {_bool(step.add_request_metadata)} }}"
+        )
+    esc = step.escape_characters
+    fields = [
+        f"advanced = {_bool(step.advanced)}",
+        f"parse_json = {_bool(step.parse_json)}",
+        f"ignore_parse_errors = {_bool(step.ignore_parse_errors)}",
+        f"passthrough = {_bool(step.passthrough)}",
+        f"body = {lua_string(step.body)}",
+        f"reads_body = {_bool(_reads_body(step))}",
+        "extractors = {" + ", ".join(_extractor(e) for e in step.extractors) + "}",
+        f"headers = {_rendered(step.headers, esc)}",
+        "remove = {" + ", ".join(lua_string(h) for h in step.headers_to_remove) + "}",
+        f"append = {_rendered(step.headers_to_append, esc)}",
+        "metadata = {"
+        + ", ".join(
+            f"{{ namespace = {lua_string(m.namespace)}, key = {lua_string(m.key)}, "
+            f"json = {_bool(m.json_to_proto)}, template = {compile_template(m.template, esc)} }}"
+            for m in step.dynamic_metadata
+        )
+        + "}",
+        "merged_keys = {"
+        + ", ".join(
+            f"{{ path = {_path(m.key)}, override_empty = {_bool(m.override_empty)}, "
+            f"template = {compile_template(m.template, esc)} }}"
+            for m in step.merged_keys
+        )
+        + "}",
+    ]
+    if step.body == "template":
+        fields.append(f"body_template = {compile_template(step.body_template, esc)}")
+    return "{ " + ", ".join(fields) + " }"
+
+
+def _rendered(headers: tuple[ir.RenderedHeader, ...], escape: bool) -> str:
+    items = (
+        f"{{ name = {lua_string(h.name)}, template = {compile_template(h.template, escape)} }}"
+        for h in headers
+    )
+    return "{" + ", ".join(items) + "}"
+
+
+def _reads_body(step: ir.TemplateTransformation) -> bool:
+    """Whether the step needs the whole body (then it is buffered before anything else)."""
+    return (
+        step.parse_json
+        or step.body != "keep"
+        or any(e.header is None for e in step.extractors)
+        or bool(_calls(step, "body"))
+    )
+
+
+def _extractor(e: ir.TemplateExtractor) -> str:
+    replacement = ", ".join(str(p) if isinstance(p, int) else lua_string(p) for p in e.replacement)
+    header = lua_string(e.header) if e.header is not None else "nil"
+    return (
+        f"{{ name = {lua_string(e.name)}, path = {_path(e.name)}, header = {header}, "
+        f"mode = {lua_string(e.mode)}, subgroup = {e.subgroup}, "
+        f"replacement = {{ {replacement} }}, {_regex_fields(e.regex)} }}"
+    )
+
+
+def _regex_fields(regex: str) -> str:
+    """The regex's program, and its Lua pattern when there is an exact one (faster)."""
+    fields = f"prog = {program(regex)}"
+    found = lua_pattern(regex)
+    if found is not None:
+        fields += f", lp = {lua_string(found.pattern)}, lp_max = {found.max_length}"
+    return fields
+
+
+def _path(name: str) -> str:
+    return "{ " + ", ".join(lua_string(p) for p in name.split(".")) + " }"
+
+
+def program(regex: str) -> str:
+    """A regex as a Lua table of instructions (1-based program counters)."""
+    out = []
+    for instruction in compile_program(regex).instructions:
+        op, args = instruction[0], instruction[1:]
+        if op == "byte":
+            ranges = ", ".join(str(r) for r in args[0])
+            out.append(f"{{1, R.byteset({{{ranges}}}, {_bool(args[1])})}}")
+        elif op in ("split", "jmp"):
+            out.append("{" + ", ".join([str(_OPS[op]), *(str(a + 1) for a in args)]) + "}")
+        elif op == "assert":
+            out.append(f"{{5, {lua_string(args[0])}}}")
+        else:
+            out.append("{" + ", ".join([str(_OPS[op]), *(str(a) for a in args)]) + "}")
+    return "{" + ", ".join(out) + "}"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"

@@ -1,0 +1,99 @@
+"""Transformation stages that run as Lua scripts → Envoy's Lua filter, one per stage.
+
+The listener gets `gw.transform.<stage>.lua` without a default script: it does nothing on
+a route unless a `LuaPerRoute` there names the route's script (`source_code`, compiled by
+Envoy once per worker when the route configuration arrives). A virtual host's script is
+set on the virtual host; a route with its own transformations gets its own script, or the
+filter disabled when its stage is done otherwise; a weighted cluster with its own likewise.
+Scripts travel in the route configuration, so changing a template never touches the
+listener (no connection is drained).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from envoy.config.core.v3 import base_pb2
+from envoy.extensions.filters.http.lua.v3 import lua_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+from google.protobuf.message import Message
+
+from gw.translator import ir
+from gw.translator.envoy import names
+from gw.translator.envoy.packing import pack
+from gw.translator.envoy.transform import Stage, effective, own, stage_of, weighted_clusters
+from gw.translator.envoy.transform_lua import script_source
+
+
+class TransformScript:
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
+        self.name = names.transform_filter(stage, "lua")
+        self.state = names.transform_metadata(stage)
+
+    def _script(self, staged: ir.StagedTransformations | None) -> ir.TransformationScript | None:
+        found = stage_of(staged, self.stage)
+        return found if isinstance(found, ir.TransformationScript) else None
+
+    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        for vhost in vhosts:
+            if self._script(vhost.transformations) is not None:
+                return self._filter()
+            for route in vhost.routes:
+                owners = [own(route)] + [c.transformations for c in weighted_clusters(route)]
+                if any(self._script(t) is not None for t in owners):
+                    return self._filter()
+        return None
+
+    def _filter(self) -> hcm_pb2.HttpFilter:
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(lua_pb2.Lua()))
+
+    def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
+        script = self._script(vhost.transformations)
+        return None if script is None else self._run(script)
+
+    def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        if own(route) is None:
+            return None  # the virtual host's config applies
+        return self._own(own(route), vhost.transformations)
+
+    def per_weighted_cluster(
+        self, vhost: ir.VirtualHost, route: ir.Route, cluster: ir.WeightedCluster
+    ) -> Message | None:
+        if cluster.transformations is None:
+            return None  # the route's (or the virtual host's) config applies
+        above = (
+            route.transformations if route.transformations is not None else vhost.transformations
+        )
+        return self._own(cluster.transformations, above)
+
+    def _own(
+        self, own: ir.StagedTransformations | None, above: ir.StagedTransformations | None
+    ) -> Message | None:
+        script = self._script(own)
+        if script is not None:
+            return self._run(script)
+        if self._script(above) is not None:
+            config: Message = lua_pb2.LuaPerRoute(disabled=True)
+            return config
+        return None
+
+    def _run(self, script: ir.TransformationScript) -> Message:
+        source = script_source(script, self.state)
+        config: Message = lua_pb2.LuaPerRoute(source_code=base_pb2.DataSource(inline_string=source))
+        return config
+
+    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
+        return ()
+
+
+EARLY = TransformScript("early")
+REGULAR = TransformScript("regular")
+
+
+def span_name(vhost: ir.VirtualHost, route: ir.Route) -> str | None:
+    """The route's tracing span name (`spanTransformer` with a literal name)."""
+    staged = effective(vhost, route)
+    return staged.span_name if staged is not None else None

@@ -1,0 +1,323 @@
+"""gw's Lua transformation runtime in LuaJIT (lupa): the JSON decoder and encoder, the
+regex machine against Python's `re` (same semantics for the patterns gw accepts), the
+template functions, and whole scripts on a stand-in stream handle."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gw.translator import ir
+from gw.translator.envoy.transform_lua import program, runtime, script_source
+from gw.translator.envoy.transform_templates import compile_template
+from gw.translator.gateway.template import parse_template
+from gw.translator.regex_program import lua_pattern
+from tests.support.lua_envoy import LuaEnvoy
+
+lupa = pytest.importorskip("lupa.luajit21")
+
+
+@pytest.fixture(scope="module")
+def lua() -> Any:
+    runtime_lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+    runtime_lua.execute("R = (function()\n" + runtime() + "end)()")
+    return runtime_lua
+
+
+def roundtrip(lua: Any, text: str) -> str:
+    out: str = lua.eval("function(s) return R.encode(R.decode(s)) end")(text)
+    return out
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)))
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_TEXT, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON, ascii_only=st.booleans(), indent=st.sampled_from([None, 2]))
+def test_json_round_trips(lua: Any, value: Any, ascii_only: bool, indent: int | None) -> None:
+    encoded = roundtrip(lua, json.dumps(value, ensure_ascii=ascii_only, indent=indent))
+    assert json.loads(encoded) == value
+
+
+def test_json_output_is_compact_with_sorted_keys(lua: Any) -> None:
+    """The established gateway's output: keys sorted, no spaces, UTF-8 kept."""
+    assert roundtrip(lua, '{ "b": [1, {"z": 1, "a": "é"}], "a": null }') == (
+        '{"a":null,"b":[1,{"a":"é","z":1}]}'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "{", '{"a":}', "[1,]", "01", "1.", "tru", '"\\x"', '"a\nb"', '"\\ud800"', "[1] x", "nul"],
+)
+def test_invalid_json_is_refused(lua: Any, text: str) -> None:
+    check = lua.eval("function(s) local ok, e = pcall(R.decode, s) return ok, e and e.gw end")
+    ok, message = check(text)
+    assert not ok
+    assert message.startswith("the body is not valid JSON")
+
+
+def test_json_escapes_and_numbers(lua: Any) -> None:
+    assert roundtrip(lua, '"\\u00e9\\ud83d\\ude00\\n\\"\\/"') == '"é😀\\n\\"/"'
+    assert roundtrip(lua, "[1, -0, 2.5, 1e3, 0.1, 12345678901234567]") == (
+        "[1,0,2.5,1000,0.1,12345678901234568]"
+    )
+
+
+_PATTERNS = [
+    r"(.*foo=([^&]*).*)",
+    r"[\s\S]*id: ([0-9]{4})[\s\S]*",
+    r"a|ab|abc",
+    r"(a+)(b*?)c?",
+    r"(?i)hello\s(\w+)",
+    r"^x$",
+    r"(a|b){2,3}c",
+    r"\bword\b",
+    r"[^a-c]+",
+    r"(\d+)-(\d+)",
+    r"a.*?b",
+    r"(?s)a.b",
+    r"x*",
+    r"[a-]z",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=st.sampled_from(_PATTERNS), text=st.text(alphabet="abcdxwor-=&fi:1234 \nHhEeLlo"))
+def test_regex_machine_agrees_with_python(lua: Any, pattern: str, text: str) -> None:
+    """Leftmost-first search and full matches with the same groups as Python's engine
+    (which agrees with RE2 on these patterns; `$` and `\\s` aside, which none uses)."""
+    prog = lua.execute("return " + program(pattern))
+    search = lua.eval(
+        "function(p, s, whole) local c = R.search(p, s, 1, whole) if not c then return nil end "
+        "local out = {} for k = 0, 20 do out[k] = c[k] or -1 end return out end"
+    )
+    for whole in (False, True):
+        expected = (re.fullmatch if whole else re.search)(pattern, text)
+        got = search(prog, text.encode(), whole)
+        if expected is None:
+            assert got is None, (pattern, text, whole)
+            continue
+        assert got is not None, (pattern, text, whole)
+        for group in range((expected.re.groups or 0) + 1):
+            start, end = expected.span(group)
+            if start < 0:
+                assert got[2 * group] == -1 or got[2 * group + 1] == -1
+            else:
+                assert (got[2 * group] - 1, got[2 * group + 1] - 1) == (start, end), group
+
+
+def render(lua: Any, template: str, data: str = "{}", headers: dict[str, str] | None = None) -> str:
+    fn = lua.execute("return " + compile_template(parse_template(template).nodes, False))
+    context = lua.eval(
+        "function(d, h) return {data = R.decode(d), extractions = {}, randoms = {}, "
+        "header = function(n) return h[n] or '' end, request_header = function(n) return h[n] "
+        "or '' end, body = function() return '' end} end"
+    )
+    out: str = fn(context(data, lua.table_from(headers or {})))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("template", "data", "expected"),
+    [
+        (
+            '{{ substring("abcdef", 2) }}|{{ substring("abcdef", 1, 2) }}|{{ substring("ab", 5) }}',
+            "{}",
+            "cdef|bc|",
+        ),
+        ('{{ substring("abc", 0, -1) }}', "{}", "abc"),
+        (
+            '{{ base64_encode("hi?") }} {{ base64_decode("aGk/") }} {{ base64url_encode("hi?") }}',
+            "{}",
+            "aGk/ hi? aGk_",
+        ),
+        (
+            "{{ a }}|{{ b }}|{{ c }}|{{ d }}|{{ e }}",
+            '{"a":"s","b":1.5,"c":null,"d":[1,{"x":true}],"e":7}',
+            's|1.5||[1,{"x":true}]|7',
+        ),
+        (
+            '{{ length(xs) }} {{ first(xs) }} {{ last(xs) }} {{ join(xs, "-") }} {{ at(xs, 1) }}',
+            '{"xs":[3,4,5]}',
+            "3 3 5 3-4-5 4",
+        ),
+        (
+            "{% if 2 in xs and not false %}in{% endif %}{% if xs %}!{% endif %}",
+            '{"xs":[1,2]}',
+            "in!",
+        ),
+        (
+            '{{ replace("a.b.c", ".", "%") }} {{ lower("AbC") }} {{ capitalize("hELLO") }}',
+            "{}",
+            "a%b%c abc Hello",
+        ),
+        (
+            '{{ int("42") + 1 }} {{ 7 % 3 }} {{ 2 ^ 10 }} {{ round(3.14159, 2) }}',
+            "{}",
+            "43 1 1024 3.14",
+        ),
+        (
+            '{{ exists("a") }} {{ exists("zz") }} {{ existsIn(o, "k") }}',
+            '{"a":1,"o":{"k":1}}',
+            "true false true",
+        ),
+        ('{{ word_count("a b  c") }} {{ raw_string("q\\"t") }}', "{}", 'q\\"t'.join(["3 ", ""])),
+        (
+            "{% for x in xs %}{{ loop.index1 }}{% if loop.is_last %}.{% endif %}{% endfor %}",
+            '{"xs":[0,0,0]}',
+            "123.",
+        ),
+        ('{{ default(a.b, "d") }}{{ default(x, "d") }}', '{"x":"set"}', "dset"),
+    ],
+)
+def test_template_functions(lua: Any, template: str, data: str, expected: str) -> None:
+    assert render(lua, template, data) == expected
+
+
+def test_replace_with_random_is_random_and_stable_within_a_render(lua: Any) -> None:
+    first = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
+    second = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
+    left, middle, right = first.split("-")
+    assert left == right and middle == "x" and re.fullmatch(r"[A-Za-z0-9+/]{22}", left)
+    assert second.split("-")[0] != left
+
+
+def _script(request: ir.Step | None = None, response: ir.Step | None = None) -> str:
+    rule = ir.RequestRule(request=request, response=response)
+    return script_source(ir.TransformationScript(request_rules=(rule,)), "gw.transform.regular")
+
+
+def _template(text: str) -> tuple[ir.Node, ...]:
+    return parse_template(text).nodes
+
+
+def test_request_step_order_and_header_rules() -> None:
+    step = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(name="x-a", template=_template('{{ header("x-in") }}!')),
+            ir.RenderedHeader(name="x-gone", template=()),
+            ir.RenderedHeader(name="x-both", template=_template("set")),
+        ),
+        headers_to_remove=("x-both",),
+        headers_to_append=(ir.RenderedHeader(name="x-both", template=_template("appended")),),
+        parse_json=False,
+    )
+    envoy = LuaEnvoy()
+    handle = envoy.run(
+        _script(step), "request", [("x-in", "v"), ("x-gone", "old"), ("x-a", "client")]
+    )
+    assert envoy.headers(handle) == [("x-in", "v"), ("x-a", "v!"), ("x-both", "appended")]
+
+
+def test_a_header_value_with_a_line_break_is_a_bad_request() -> None:
+    step = ir.TemplateTransformation(
+        headers=(ir.RenderedHeader(name="x-a", template=_template("{{ v }}")),),
+    )
+    envoy = LuaEnvoy()
+    handle = envoy.run(_script(step), "request", [(":path", "/")], '{"v": "a\\r\\nb: c"}')
+    assert handle.responded.headers[":status"] == "400"
+    assert (
+        handle.responded.body == "bad request: the value of header x-a would contain a line break"
+    )
+
+
+def test_response_reads_saved_request_headers() -> None:
+    step = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
+        ),
+        parse_json=False,
+    )
+    envoy = LuaEnvoy()
+    source = _script(response=step)
+    envoy.run(source, "request", [("x-q", "asked")])
+    handle = envoy.run(source, "response", [(":status", "200")])
+    assert ("x-echo", "asked") in envoy.headers(handle)
+
+
+def test_dynamic_metadata_reads_nested_keys() -> None:
+    step = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(
+                name="x-customer",
+                template=_template(
+                    '{{ dynamic_metadata("config_0:sub", "envoy.filters.http.ext_authz") }}'
+                ),
+            ),
+            ir.RenderedHeader(
+                name="x-missing", template=_template('{{ dynamic_metadata("config_0:no:x") }}!')
+            ),
+        ),
+        parse_json=False,
+    )
+    envoy = LuaEnvoy()
+    envoy.metadata["envoy.filters.http.ext_authz"] = envoy.lua.table(
+        config_0=envoy.lua.table(sub="my-client")
+    )
+    handle = envoy.run(_script(step), "request", [(":path", "/")])
+    assert ("x-customer", "my-client") in envoy.headers(handle)
+    assert ("x-missing", "!") in envoy.headers(handle)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pattern=st.sampled_from(
+        [r"(.*foo=([^&]*).*)", r".*tenant=([a-z]+).*", r"org=(\w+)", r"(?i)ab+c", r"a.*?b",
+         r"x\.y", r"[\s\S]*x", r"(a|b)+c?"]
+    ),
+    text=st.text(alphabet="abcxyfo=&.tenant\nB", max_size=30),
+)  # fmt: skip
+def test_lua_patterns_agree_with_the_machine(lua: Any, pattern: str, text: str) -> None:
+    """Where gw serves a regex as a Lua pattern, it extracts what the Pike machine does."""
+    found = lua_pattern(pattern)
+    if found is None:
+        return
+    extract = lua.eval(
+        "function(lp, prog, s, g) local e = {mode = 'extract', subgroup = g, prog = prog} "
+        "local b = R.extract(e, s) e.lp, e.lp_max = lp, 1e9 return R.extract(e, s), b end"
+    )
+    prog = lua.execute("return " + program(pattern))
+    for group in range(re.compile(pattern).groups + 1):
+        by_pattern, by_machine = extract(found.pattern, prog, text.encode(), group)
+        assert by_pattern == by_machine, (pattern, text, group)
+
+
+def test_merge_json_keys_and_single_replace_of_a_group() -> None:
+    step = ir.TemplateTransformation(
+        extractors=(
+            ir.TemplateExtractor(
+                name="masked", header="x-card", regex=r"(\d{4})-(\d{4})", subgroup=1,
+                mode="single_replace", replacement=("****",),
+            ),
+        ),
+        body="merge_json_keys",
+        merged_keys=(
+            ir.MergedKey(key="card", template=_template("{{ masked }}")),
+            ir.MergedKey(key="meta.count", template=_template("{{ length(items) }}")),
+            ir.MergedKey(key="gone", template=()),
+            ir.MergedKey(key="kept", template=(), override_empty=True),
+        ),
+    )  # fmt: skip
+    envoy = LuaEnvoy()
+    handle = envoy.run(
+        _script(step), "request", [("x-card", "1234-5678")], '{"items": [1, 2], "gone": 1}'
+    )
+    assert json.loads(handle.raw) == {
+        "items": [1, 2], "gone": 1, "card": "****-5678", "meta": {"count": 2}, "kept": "",
+        "masked": "****-5678",
+    }  # fmt: skip
