@@ -16,6 +16,7 @@ from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
+from gw.translator.envoy.transform import own as own_transformations
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import refine_destination
@@ -30,6 +31,7 @@ from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.redirects import build_redirect
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.routetracing import check_span_name
 from gw.translator.gateway.traffic import build_destination_traffic, build_route_traffic
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.gateway.transform import inherit as inherit_transformations
@@ -132,7 +134,7 @@ class RouteBuilder:
             owner=self.owner,
             report=self.report,
         )
-        for match, where in self._matches(route, field, parent):
+        for match, written in self._matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -149,10 +151,14 @@ class RouteBuilder:
                     cors=cors,
                     ratelimit=ratelimit,
                     traffic=traffic,
-                    source=self.origin(where),
+                    source=self.origin(written),
                     delegated_by=parent.via if parent else (),
                 )
             )
+        if action is not None and traffic is not None and traffic.tracing is not None:
+            staged = own_transformations(self.routes[-1]) or self.vhost_transformations
+            span = staged.span_name if staged is not None else None
+            check_span_name(traffic.tracing, span, f"{where}.tracing", self.report)
 
     def _transformations(
         self, options: RouteOptions, where: str, parent: Parent | None

@@ -1,6 +1,11 @@
-"""`tracing` on a route → `ir.RouteTracing`: the span's name (`routeDescriptor`, passed
-upstream unless `propagate: false`) and sampling percentages, each 100% when unset (the
-established gateway's defaults). Spans exist only where the listener traces."""
+"""`tracing` on a route → `ir.RouteTracing`: the span's name (`routeDescriptor`, answered
+to the client unless `propagate: false`) and sampling percentages, each 100% when unset (the
+established gateway's defaults). Spans exist only where the listener traces.
+
+A transformation's `spanTransformer` names the span too (both are served as the route's
+decorator): where a route has both, the span takes the `spanTransformer`'s name, as the
+established gateway's transformation filter renames the span after the decorator named
+it, and the route is accepted with a warning that `routeDescriptor` has no effect."""
 
 from __future__ import annotations
 
@@ -35,4 +40,18 @@ def build_route_tracing(
         client_sampling=client,
         random_sampling=random,
         overall_sampling=overall,
+    )
+
+
+def check_span_name(
+    tracing: ir.RouteTracing, span_name: str | None, field: str, report: ResourceReport
+) -> None:
+    """Warn when the route's transformation names its span over `routeDescriptor`."""
+    if tracing.descriptor is None or span_name is None or span_name == tracing.descriptor:
+        return
+    report.warning(
+        f"{field}.routeDescriptor",
+        f"routeDescriptor {tracing.descriptor!r} has no effect: the route's transformation "
+        f"names the span {span_name!r} (spanTransformer), which wins over routeDescriptor; "
+        "remove one of them",
     )

@@ -11,7 +11,7 @@ from gw.translator.ir.matching import Fraction
 class RouteTracing:
     #: The span's operation name (None: Envoy's default).
     descriptor: str | None = None
-    #: Whether the name is passed upstream (`x-envoy-decorator-operation`).
+    #: Whether the name is answered to the client (`x-envoy-decorator-operation`).
     propagate: bool | None = None
     client_sampling: Fraction
     random_sampling: Fraction
