@@ -244,3 +244,18 @@ def test_explicit_nulls_are_unset_fields(doc: dict[str, object]) -> None:
     assert resource.metadata.annotations == {}
     assert resource.metadata.labels == {}
     assert "annotations" not in resource.metadata.model_fields_set
+
+
+def test_claim_matcher_takes_a_yaml_boolean() -> None:
+    """`email_verified: true` (a YAML boolean) is the claim value `true`, as Kubernetes
+    stores the manifest; a number is still refused."""
+    from pydantic import ValidationError
+
+    from gw.api.rbac import JwtPrincipal
+
+    principal = JwtPrincipal.model_validate(
+        {"claims": {"email_verified": True, "off": False}, "matcher": "BOOLEAN"}
+    )
+    assert principal.claims == {"email_verified": "true", "off": "false"}
+    with pytest.raises(ValidationError):
+        JwtPrincipal.model_validate({"claims": {"n": 3}})

@@ -13,7 +13,7 @@ from pydantic import Field
 from gw.api.duration import Duration
 from gw.api.extproc import ExtProcSettings
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import RateLimitServerSettings
+from gw.api.ratelimit import RateLimitServerSettings, RateLimitServiceSettings
 
 
 class ExtAuthHttpRequest(Model):
@@ -112,6 +112,7 @@ class SettingsSpec(Model):
     refresh_rate: Duration | None = None
     directory_config_source: DirectoryConfigSource | None = None
     ratelimit_server: RateLimitServerSettings | None = None
+    ratelimit: RateLimitServiceSettings | None = None
     ext_proc_early: ExtProcSettings | None = None
     ext_proc: ExtProcSettings | None = None
     ext_proc_late: ExtProcSettings | None = None

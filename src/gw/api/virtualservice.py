@@ -13,11 +13,17 @@ from gw.api.dynamicforwardproxy import DynamicForwardProxyRoute
 from gw.api.extauth import ExtAuthExtension
 from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
-from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.loadbalancer import RouteActionHashConfig
 from gw.api.matching import RegexMatchAndSubstitute
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import (
+    IngressRateLimit,
+    LocalRateLimit,
+    RateLimitConfigRefs,
+    RateLimitRouteExtension,
+    RateLimitVhostExtension,
+)
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.subsets import Subset
@@ -130,7 +136,22 @@ class RedirectAction(Model):
     port_redirect: int | None = None
 
 
+#: The rate-limit places of the established API, each a oneof (configs or inline actions).
+_RATE_LIMIT_ONEOFS = (
+    frozenset({"ratelimit", "rate_limit_configs"}),
+    frozenset({"ratelimit_early", "rate_limit_early_configs"}),
+    frozenset({"ratelimit_regular", "rate_limit_regular_configs"}),
+)
+
+
 class RouteOptions(RouteTrafficOptions):
+    #: Each merges as one field (optionsConfigRefs, delegation): see `RouteTrafficOptions`.
+    ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
+        *RouteTrafficOptions.ONEOFS,
+        frozenset({"jwt", "jwt_staged", "jwt_providers_staged"}),
+        *_RATE_LIMIT_ONEOFS,
+    )
+
     prefix_rewrite: str | None = None
     timeout: Duration | None = None
     host_rewrite: str | None = None
@@ -148,6 +169,12 @@ class RouteOptions(RouteTrafficOptions):
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
     lb_hash: RouteActionHashConfig | None = None
+    jwt_staged: JwtStagedRoute | None = None
+    jwt_providers_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitRouteExtension | None = None
+    ratelimit_early: RateLimitRouteExtension | None = None
+    ratelimit_regular: RateLimitRouteExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class Route(Model):
@@ -164,6 +191,11 @@ class Route(Model):
 
 
 class VirtualHostOptions(VirtualHostTrafficOptions):
+    ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
+        frozenset({"jwt", "jwt_staged"}),
+        *_RATE_LIMIT_ONEOFS,
+    )
+
     jwt: VhostJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None
@@ -176,6 +208,11 @@ class VirtualHostOptions(VirtualHostTrafficOptions):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    jwt_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitVhostExtension | None = None
+    ratelimit_early: RateLimitVhostExtension | None = None
+    ratelimit_regular: RateLimitVhostExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class VirtualHost(Model):

@@ -1,7 +1,8 @@
 """The HTTP filter chain: one module per Envoy filter, in the order requests meet them.
 
 Each entry implements `HttpFilter`. Position in `HTTP_FILTERS` is the order (SPEC.md's
-order of checks: JWT, then RBAC, then the rest, router last): no numbers, no registration at
+order of checks: JWT, then RBAC, then the rest, router last; JWT in two stages around
+external auth): no numbers, no registration at
 import time. A filter is put on a listener only when some virtual host there uses it.
 """
 
@@ -68,10 +69,11 @@ class Router:
 
 
 #: Agreed order (REFERENCE.md Appendix A): fault injection (the established Fault stage),
-#: early transformation, cors, local rate limit, early global rate limit, jwt_authn, rbac,
-#: ext_authz, regular transformation, global rate limit, then the OutAuth stage (AWS Lambda,
-#: which turns the request into an invocation, and the dynamic forward proxy, by name), the
-#: Route stage (buffer, CSRF), router. Each transformation stage is two header filters
+#: early transformation, cors, local rate limit, early global rate limit, jwt_authn before
+#: extauth, ext_authz, jwt_authn after extauth (the default stage), rbac, regular
+#: transformation, global rate limit, then the OutAuth stage (AWS Lambda, which turns the
+#: request into an invocation, and the dynamic forward proxy, by name), the Route stage
+#: (buffer, CSRF), router. Each transformation stage is two header filters
 #: (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early global
 #: limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with `rateLimitBeforeAuth`.
 #: The Settings' external processors stand where their `filterStage` puts them: each
@@ -86,9 +88,10 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     *extproc.at("after_cors"),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
-    JwtFilter(),
-    RbacFilter(),
+    JwtFilter("before"),
     ExtAuthz(),
+    JwtFilter("after"),
+    RbacFilter(),
     *extproc.at("after_authn"),
     *transform.REGULAR,
     transform_script.REGULAR,

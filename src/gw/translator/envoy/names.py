@@ -36,6 +36,9 @@ TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 ROUTER = "envoy.filters.http.router"
 CORS = "envoy.filters.http.cors"
 JWT_AUTHN = "envoy.filters.http.jwt_authn"
+#: The second jwt_authn filter, before ext_authz (`jwtStaged.beforeExtAuth`); per-route
+#: configs are keyed by this name.
+JWT_AUTHN_BEFORE_EXTAUTH = "gw.jwt_authn.before_extauth"
 RBAC = "envoy.filters.http.rbac"
 EXT_AUTHZ = "envoy.filters.http.ext_authz"
 LOCAL_RATELIMIT = "envoy.filters.http.local_ratelimit"

@@ -33,6 +33,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.ratelimit_basic import basic_differs, basic_policies
 from gw.wire.ratelimit import DOMAIN
 
 LOCAL_STAT_PREFIX = "local_rate_limit"
@@ -106,15 +107,17 @@ class GlobalRateLimitFilter:
         self.name = names.RATELIMIT_EARLY if stage == "early" else names.RATELIMIT
 
     def _policies(
-        self, vhost: ir.VirtualHost, limits: ir.RateLimits | None
+        self, vhost: ir.VirtualHost, limits: ir.RateLimits | None, route: ir.Route | None = None
     ) -> tuple[ir.Policy, ...]:
+        """This filter's policies of `limits` (a host's, or a route's, then `route`)."""
         if limits is None:
             return ()
         server = vhost.ratelimit_server
         before_auth = server is not None and server.before_auth
         if self.stage == "early":
             return limits.early + (limits.policies if before_auth else ())
-        return limits.regular + (() if before_auth else limits.policies)
+        basic = basic_policies(vhost, limits.basic, route) if limits.basic else ()
+        return limits.regular + (() if before_auth else limits.policies) + basic
 
     def _used(self, vhost: ir.VirtualHost) -> bool:
         if not vhost.uses_global_ratelimit:
@@ -144,10 +147,11 @@ class GlobalRateLimitFilter:
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
         own = route.ratelimit
-        if not self._policies(vhost, own):
+        differs = self.stage == "regular" and basic_differs(vhost, route)
+        if not self._policies(vhost, own, route) and not differs:
             return None  # nothing of the route's own for this filter: the host's applies
-        assert own is not None
-        policies = self._policies(vhost, _inherit(vhost.ratelimit, own))
+        limits = _inherit(vhost.ratelimit, own) if own is not None else vhost.ratelimit
+        policies = self._policies(vhost, limits, route)
         if not policies:
             return None
         out: Message = _per_route(policies)
@@ -158,15 +162,23 @@ class GlobalRateLimitFilter:
 
 
 def _inherit(host: ir.RateLimits | None, route: ir.RateLimits) -> ir.RateLimits:
-    """A route's limits field by field: each of `rateLimitConfigs`, `rateLimitEarlyConfigs`
-    and `rateLimitRegularConfigs` the route does not set is its host's (a route's per-filter
-    config replaces the host's whole, so the host's part is repeated there)."""
+    """A route's limits place by place: each place the route does not set is its host's (a
+    route's per-filter config replaces the host's whole, so the host's part is repeated
+    there), and a place in the route's `include_host` gets the host's after the route's."""
     if host is None:
         return route
+
+    def place(name: Literal["policies", "early", "regular"]) -> tuple[ir.Policy, ...]:
+        mine, theirs = getattr(route, name), getattr(host, name)
+        if not mine:
+            return tuple(theirs)
+        return tuple(mine) + (tuple(theirs) if name in route.include_host else ())
+
     return ir.RateLimits(
-        policies=route.policies or host.policies,
-        early=route.early or host.early,
-        regular=route.regular or host.regular,
+        policies=place("policies"),
+        early=place("early"),
+        regular=place("regular"),
+        basic=route.basic or host.basic,
     )
 
 

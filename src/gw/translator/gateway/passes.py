@@ -117,7 +117,9 @@ def build_server_configs(build: Build) -> None:
     build.built.update(
         build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
     )
-    build.built.update(build_rate_limit_configs(build.snapshot, build.reports))
+    build.built.update(
+        build_rate_limit_configs(build.snapshot, build.reports, build.settings, build.settings_key)
+    )
 
 
 def check_shared_options(build: Build) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
 
 from gw import api
 from gw.api import ResourceRef
@@ -23,6 +22,7 @@ from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
 from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
@@ -57,7 +57,7 @@ class RouteBuilder:
         refs: Refs,
         reports: Reports,
         *,
-        jwt_providers: Mapping[str, str] | None = None,
+        jwt: HostJwt | None = None,
     ):
         self.vs = vs
         self.vhost_name = vhost_name
@@ -67,9 +67,12 @@ class RouteBuilder:
         #: The resource whose routes are being built, and where they are in it.
         self.owner = vs.key
         self.prefix = "spec.virtualHost.routes"
-        #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
-        self.jwt_providers = jwt_providers or {}
+        #: The virtual host's JWT checks and provider names (route RBAC reads their claims).
+        self.jwt = jwt or HostJwt()
         self.routes: list[ir.Route] = []
+        #: Where each route of the source (one per matcher) begins in `routes`: tables that
+        #: share a weight are re-sorted route by route (`delegation.py`).
+        self.route_starts: list[int] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
         self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
         #: The virtual host's transformations (what `inheritTransformation` appends).
@@ -118,7 +121,7 @@ class RouteBuilder:
         headers = build_header_manipulation(
             options.header_manipulation, f"{where}.headerManipulation", self.report
         )
-        jwt_disabled, rbac = self._security(options, where)
+        jwt, rbac = self._security(options, where)
         extauth = None
         if options.extauth is not None:
             extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
@@ -134,6 +137,7 @@ class RouteBuilder:
             owner=self.owner,
             report=self.report,
         )
+        self.route_starts.append(len(self.routes))
         for match, written in self._matches(route, field, parent):
             if action is None:
                 continue
@@ -144,7 +148,7 @@ class RouteBuilder:
                     action=action,
                     transformations=transformations,
                     headers=headers,
-                    jwt_disabled=jwt_disabled,
+                    jwt=jwt,
                     rbac=rbac,
                     extauth=extauth,
                     retries=retries,
@@ -155,8 +159,9 @@ class RouteBuilder:
                     delegated_by=parent.via if parent else (),
                 )
             )
-        if action is not None and traffic is not None and traffic.tracing is not None:
-            staged = own_transformations(self.routes[-1]) or self.vhost_transformations
+        added = self.routes[self.route_starts[-1] :]
+        if added and traffic is not None and traffic.tracing is not None:
+            staged = own_transformations(added[0]) or self.vhost_transformations
             span = staged.span_name if staged is not None else None
             check_span_name(traffic.tracing, span, f"{where}.tracing", self.report)
 
@@ -203,19 +208,25 @@ class RouteBuilder:
                 out.append((match, where if route.matchers else field))
         return out
 
-    def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
-        """`jwt.disable` and the route's own RBAC (None: the virtual host's applies)."""
-        jwt_disabled = options.jwt is not None and options.jwt.disable
-        if jwt_disabled and not self.jwt_providers:
-            self.report.warning(
-                f"{field}.jwt.disable", "no effect: the virtual host verifies no JWT"
-            )
-        if options.rbac is None:
-            return jwt_disabled, None
-        rbac = build_rbac(
-            options.rbac, field=f"{field}.rbac", providers=self.jwt_providers, report=self.report
+    def _security(
+        self, options: RouteOptions, field: str
+    ) -> tuple[ir.RouteJwt | None, ir.Rbac | None]:
+        """The route's JWT per stage and its own RBAC (None: the virtual host's applies)."""
+        jwt, providers = build_route_jwt(
+            options,
+            field=field,
+            host=self.jwt,
+            tag=f"{self.vhost_name}_route{len(self.routes)}",
+            referrer=self.owner,
+            refs=self.refs,
+            report=self.report,
         )
-        return jwt_disabled, rbac
+        if options.rbac is None:
+            return jwt, None
+        rbac = build_rbac(
+            options.rbac, field=f"{field}.rbac", providers=providers, report=self.report
+        )
+        return jwt, rbac
 
     # --- matching -------------------------------------------------------------------------
 

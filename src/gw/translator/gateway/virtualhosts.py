@@ -14,8 +14,9 @@ from gw.translator.gateway.contribution import BuiltHost, Contribution, Listener
 from gw.translator.gateway.cors import build_cors, merge_cors_policies
 from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
-from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
+from gw.translator.gateway.ratelimit_basic import basic_configs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
@@ -72,14 +73,18 @@ def _contribution(
         return None
     if vs.spec.ssl_config is None:
         served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
-        return Contribution(virtual_hosts=((HTTP, served),))
+        return Contribution(
+            virtual_hosts=((HTTP, served),), rate_limit_configs=basic_configs(built)
+        )
     tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), options.now)
     if tls is None:
         return None
     termination, secret = tls
     domains = with_ports(built.domains, options.https_port)
     vhost = dataclasses.replace(built, domains=domains, tls=termination)
-    return Contribution(virtual_hosts=((HTTPS, vhost),), secrets=(secret,))
+    return Contribution(
+        virtual_hosts=((HTTPS, vhost),), secrets=(secret,), rate_limit_configs=basic_configs(built)
+    )
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
@@ -129,8 +134,8 @@ def build_virtual_host(
         )
         or _NO_OPTIONS
     )
-    jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
-    routes = RouteBuilder(vs, name, refs, reports, jwt_providers=providers)
+    jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
+    routes = RouteBuilder(vs, name, refs, reports, jwt=jwt)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
@@ -158,7 +163,8 @@ def build_virtual_host(
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),
-        jwt=jwt,
+        jwt=jwt.after,
+        jwt_before_extauth=jwt.before,
         rbac=rbac,
         extauth=extauth,
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
@@ -202,20 +208,18 @@ def _security(
     refs: Refs,
     report: ResourceReport,
     require_rbac: bool,
-) -> tuple[ir.JwtVerification | None, ir.Rbac | None, dict[str, str]]:
-    """The host's JWT check, its RBAC (an empty one denies all when Settings require RBAC),
-    and its provider names → IR names, which route RBAC needs too."""
-    jwt = None
-    providers: dict[str, str] = {}
-    if options.jwt is not None:
-        jwt = build_jwt(options.jwt, vs=vs, vhost_name=name, refs=refs, report=report)
-        providers = {p: provider_name(name, p) for p in options.jwt.providers}
+) -> tuple[HostJwt, ir.Rbac | None]:
+    """The host's JWT checks (with its provider names, which route RBAC needs too) and its
+    RBAC (an empty one denies all when Settings require RBAC)."""
+    jwt = build_host_jwt(
+        options, field=_OPTIONS, vhost_name=name, referrer=vs.key, refs=refs, report=report
+    )
     rbac = ir.Rbac() if require_rbac else None
     if options.rbac is not None:
         rbac = build_rbac(
-            options.rbac, field=f"{_OPTIONS}.rbac", providers=providers, report=report
+            options.rbac, field=f"{_OPTIONS}.rbac", providers=jwt.providers, report=report
         )
-    return jwt, None if rbac is None or rbac.disabled else rbac, providers
+    return jwt, None if rbac is None or rbac.disabled else rbac
 
 
 def _port_variant(domain: str, domains: tuple[str, ...]) -> bool:

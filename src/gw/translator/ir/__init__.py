@@ -70,6 +70,8 @@ from gw.translator.ir.jwt import (
     JwtProvider,
     JwtVerification,
     RemoteJwks,
+    RouteJwt,
+    RouteJwtStage,
     TokenHeader,
 )
 from gw.translator.ir.listeners import (
@@ -91,6 +93,8 @@ from gw.translator.ir.matching import Fraction, StringMatch
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
+    BasicLimits,
+    CountLimit,
     HeaderCondition,
     LocalLimit,
     Policy,
@@ -169,6 +173,7 @@ __all__ = [
     "Action",
     "AuthService",
     "AwsCredentials",
+    "BasicLimits",
     "Branch",
     "BufferLimit",
     "Call",
@@ -179,6 +184,7 @@ __all__ = [
     "ConnectionLimit",
     "ConnectionOptions",
     "CorsPolicy",
+    "CountLimit",
     "CsrfPolicy",
     "CustomAuth",
     "DestinationTraffic",
@@ -256,6 +262,8 @@ __all__ = [
     "Rewrites",
     "Route",
     "RouteConfigOptions",
+    "RouteJwt",
+    "RouteJwtStage",
     "RouteMatch",
     "RouteOrigin",
     "RouteTracing",

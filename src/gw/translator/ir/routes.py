@@ -14,6 +14,7 @@ from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.jwt import RouteJwt
 from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
@@ -111,8 +112,8 @@ class Route:
     #: Set: replaces the virtual host's transformations on this route (both stages).
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
-    #: True: the virtual host's JWT verification is skipped on this route.
-    jwt_disabled: bool = False
+    #: The route's own JWT check, or the host's switched off, per stage (None: the host's).
+    jwt: RouteJwt | None = None
     #: Replaces the virtual host's RBAC on this route (None: inherit it).
     rbac: Rbac | None = None
     #: None: as the virtual host says.

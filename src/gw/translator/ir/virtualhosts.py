@@ -32,7 +32,10 @@ class VirtualHost:
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
     tls: TlsTermination | None = None
+    #: The JWT check after the extauth filter (`jwt`, `jwtStaged.afterExtAuth`).
     jwt: JwtVerification | None = None
+    #: The JWT check before the extauth filter (`jwtStaged.beforeExtAuth`).
+    jwt_before_extauth: JwtVerification | None = None
     rbac: Rbac | None = None
     extauth: ExtAuth | None = None
     #: Set (from Settings) when the host or one of its routes uses extauth.
