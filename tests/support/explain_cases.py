@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
-from gw.explain.explanation import Explanation
+from gw.explain.explanation import Explanation, Outcome, upstream_failed
 from gw.explain.headers import TEMPLATE_FAILED
+from gw.explain.outcome import NO_HEALTHY_UPSTREAM
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
-_UPSTREAM_FAILED = "upstream connect error"
 
 
 @dataclass
@@ -164,8 +164,12 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
         if not seen.error:
             problems.append(f"predicted a closed connection, got {seen.status}")
         return problems
+    if explanation.asks_a_processor():
+        return problems  # an external processor explain does not run may change or answer it
     if seen.error:
         return [*problems, f"predicted {outcome.summary()}, got no answer: {seen.error}"]
+    if explanation.may_answer(seen.status, seen.body):
+        return problems  # a fault (or CSRF) that only a share of requests get
     templated = seen.status == 400 and seen.body.startswith(TEMPLATE_FAILED)
     if templated and any(f.verdict.endswith("template cannot render") for f in explanation.filters):
         return problems  # a template explain does not run could not render
@@ -176,7 +180,8 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
         return problems  # counters explain cannot see reached a limit
     if outcome.action == "forward":
         upstream = "x-envoy-upstream-service-time" in seen.headers
-        failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
+        upstream |= explanation.request.startswith("CONNECT ") and seen.status == 200  # tunnel
+        failed = upstream_failed(seen.status, seen.body) or _unresolvable(outcome, seen)
         if not (upstream or failed):
             problems.append(f"predicted a forward, Envoy answered {seen.status} {seen.body!r}")
         if chosen is None and predicted is not None and (upstream or failed):
@@ -202,3 +207,12 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if outcome.by.startswith("route") and chosen is None:
         problems.append("Envoy did not say which route it chose")
     return problems
+
+
+def _unresolvable(outcome: Outcome, seen: Seen) -> bool:
+    """Envoy found no host for endpoints that are DNS names this machine cannot resolve (it
+    has no network: an AWS Lambda region's endpoint, say); `rewrite()` can only point static
+    hosts at the test's servers."""
+    hosts = [e.rsplit(":", 1)[0] for d in outcome.destinations for e in d.endpoints]
+    names = hosts and all(not is_ip(h.strip("[]")) and h != "localhost" for h in hosts)
+    return bool(names) and seen.status == 503 and seen.body == NO_HEALTHY_UPSTREAM

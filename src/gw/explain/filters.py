@@ -23,7 +23,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 )
 from google.protobuf import any_pb2
 
-from gw.explain import headers, jwt, ratelimits, rbac
+from gw.explain import headers, jwt, ratelimits, rbac, traffic
 from gw.explain.context import Context, Result, Stop, unpack
 from gw.explain.explanation import FilterStep
 
@@ -214,4 +214,12 @@ _HANDLERS: Mapping[str, tuple[str, Callable[[hcm_pb2.HttpFilter, Any, Context], 
     _HTTP + "header_to_metadata.v3.Config": ("transformation", headers.extract),
     _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", headers.mutate),
     _HTTP + "lua.v3.Lua": ("transformation", headers.lua),
+    _HTTP + "fault.v3.HTTPFault": ("fault", traffic.fault),
+    _HTTP + "ext_proc.v3.ExternalProcessor": ("ext_proc", traffic.ext_proc),
+    _HTTP + "csrf.v3.CsrfPolicy": ("csrf", traffic.csrf),
+    _HTTP + "buffer.v3.Buffer": ("buffer", traffic.buffer),
+    _HTTP + "dynamic_forward_proxy.v3.FilterConfig": (
+        "dynamic_forward_proxy",
+        traffic.dynamic_forward_proxy,
+    ),
 }

@@ -2,9 +2,12 @@
 (`direct_response`, `redirect`), or forward it to a cluster (one, or several by weight) and
 one of the cluster's endpoints.
 
-A cluster the route names but that is not served answers 503 with an empty body; a cluster
-without healthy endpoints answers 503 `no healthy upstream`: both as Envoy does. Otherwise
-the upstream answers, and explain says which upstreams may be asked and with what path.
+A cluster the route names (or a request header names, `cluster_header`) but that is not
+served answers 503 with an empty body; a cluster without healthy endpoints (with locality
+weighting, none in a locality that has a weight) answers 503 `no healthy upstream`: both as
+Envoy does. The dynamic forward proxy's cluster connects to the host the request (or the
+route) names, resolved by DNS. Otherwise the upstream answers, and explain says which
+upstreams may be asked and with what path.
 """
 
 from __future__ import annotations
@@ -13,14 +16,19 @@ from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.core.v3 import health_check_pb2
 from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.extensions.filters.http.dynamic_forward_proxy.v3 import (
+    dynamic_forward_proxy_pb2 as dfp_pb2,
+)
 
 from gw.explain.explanation import Destination, Outcome
 from gw.explain.paths import PreparedPath
 from gw.explain.request import Request
 from gw.explain.served import Served
+from gw.explain.traffic import upstream_host
 from gw.translator.regex import compile_like_envoy
 
 NO_HEALTHY_UPSTREAM = "no healthy upstream"
+DYNAMIC_FORWARD_PROXY = "envoy.clusters.dynamic_forward_proxy"
 _REDIRECT_CODES = {
     rc_pb2.RedirectAction.MOVED_PERMANENTLY: 301,
     rc_pb2.RedirectAction.FOUND: 302,
@@ -97,11 +105,16 @@ def _forward(
     action = route.route
     if action.HasField("weighted_clusters"):
         weighted = [(c.name, c.weight.value) for c in action.weighted_clusters.clusters]
+    elif action.cluster_header:
+        sent = request.values(action.cluster_header)
+        weighted = [(sent[0] if sent else "", 1)]
     else:
         weighted = [(action.cluster, 1)]
     total = sum(w for _, w in weighted) or 1
+    dns_host = _dns_target(route, request)
     destinations = [
-        _destination(name, weight, weight * 100 / total, served) for name, weight in weighted
+        _destination(name, weight, weight * 100 / total, served, dns_host)
+        for name, weight in weighted
     ]
     path = prepared.path
     if action.prefix_rewrite:
@@ -139,26 +152,36 @@ def _forward(
     )
 
 
-def _destination(name: str, weight: int, share: float, served: Served) -> Destination:
+def _destination(
+    name: str, weight: int, share: float, served: Served, dns_host: str
+) -> Destination:
     upstream = served.sources.clusters.get(name)
     cluster = served.clusters.get(name)
     if cluster is None:
         return Destination(
-            cluster=name,
+            cluster=name or "(no cluster named)",
             weight=weight,
             share=round(share, 2),
             endpoints=(),
             upstream=upstream,
             note="not served: Envoy answers 503",
         )
+    if cluster.cluster_type.name == DYNAMIC_FORWARD_PROXY:
+        return Destination(
+            cluster=name, weight=weight, share=round(share, 2), endpoints=(dns_host,)
+        )
     assignment = _assignment(cluster, served)
+    weighted_localities = cluster.common_lb_config.HasField("locality_weighted_lb_config")
     endpoints = tuple(
         _endpoint(lb)
         for locality in (assignment.endpoints if assignment else ())
+        if not weighted_localities or locality.load_balancing_weight.value > 0
         for lb in locality.lb_endpoints
         if lb.health_status not in _UNHEALTHY
     )
     note = "" if endpoints else f"no healthy endpoint: Envoy answers 503 {NO_HEALTHY_UPSTREAM}"
+    if not endpoints and weighted_localities and assignment and assignment.endpoints:
+        note += " (locality weighted: no locality has a weight)"
     return Destination(
         cluster=name,
         weight=weight,
@@ -167,6 +190,18 @@ def _destination(name: str, weight: int, share: float, served: Served) -> Destin
         upstream=upstream,
         note=note,
     )
+
+
+def _dns_target(route: rc_pb2.Route, request: Request) -> str:
+    """Where the dynamic forward proxy would connect for this route (`host:port`)."""
+    per_route = None
+    for config in route.typed_per_filter_config.values():
+        if config.type_url.endswith(".dynamic_forward_proxy.v3.PerRouteConfig"):
+            per_route = dfp_pb2.PerRouteConfig()
+            config.Unpack(per_route)
+    host = upstream_host(per_route, request.values, request.authority)
+    _, port = _split_authority(host)
+    return host if port else f"{host}:80"
 
 
 def _assignment(
