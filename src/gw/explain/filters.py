@@ -24,7 +24,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from google.protobuf import any_pb2
 
 from gw.explain import headers, jwt, ratelimits, rbac, traffic
-from gw.explain.context import Context, Result, Stop, unpack
+from gw.explain.context import Context, Result, Stop, route_or_listener, unpack
 from gw.explain.explanation import FilterStep
 
 _FILTER_CONFIG = "type.googleapis.com/envoy.config.route.v3.FilterConfig"
@@ -168,10 +168,7 @@ def _ext_authz(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Res
 
 
 def _local_ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = unpack(found, local_pb2.LocalRateLimit())
-    if config is None:
-        config = local_pb2.LocalRateLimit()
-        http_filter.typed_config.Unpack(config)
+    config = route_or_listener(found, http_filter, local_pb2.LocalRateLimit())
     summary, details, verdict = ratelimits.describe_local(config)
     step = FilterStep(
         name=http_filter.name,

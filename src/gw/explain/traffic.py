@@ -22,7 +22,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 )
 from envoy.type.v3 import percent_pb2
 
-from gw.explain.context import Context, Result, Stop, unpack
+from gw.explain.context import Context, Result, Stop, route_or_listener, unpack
 from gw.explain.explanation import CHANCE, FilterStep
 from gw.explain.matching import string_matches
 
@@ -43,10 +43,7 @@ def percent(fraction: percent_pb2.FractionalPercent) -> float:
 
 
 def fault(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = unpack(found, fault_pb2.HTTPFault())
-    if config is None:
-        config = fault_pb2.HTTPFault()
-        http_filter.typed_config.Unpack(config)
+    config = route_or_listener(found, http_filter, fault_pb2.HTTPFault())
     name = http_filter.name
     if not config.HasField("abort") and not config.HasField("delay"):
         return FilterStep(
@@ -115,10 +112,7 @@ def ext_proc(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Resul
 
 
 def csrf(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    policy = unpack(found, csrf_pb2.CsrfPolicy())
-    if policy is None:
-        policy = csrf_pb2.CsrfPolicy()
-        http_filter.typed_config.Unpack(policy)
+    policy = route_or_listener(found, http_filter, csrf_pb2.CsrfPolicy())
     name = http_filter.name
     enforced = percent(policy.filter_enabled.default_value)
     shadow = (
