@@ -143,11 +143,17 @@ stringData: {{api-key: the-key}}
             + virtual_service(
                 "jwt",
                 {
-                    "jwt": {
-                        "allowMissingOrFailedJwt": True,
-                        "providers": {
-                            "p": {"issuer": ISSUER, "jwks": {"local": {"key": key.public_pem()}}}
-                        },
+                    # The AuthConfig's jwt step reads what Envoy verified before the call.
+                    "jwtStaged": {
+                        "beforeExtAuth": {
+                            "allowMissingOrFailedJwt": True,
+                            "providers": {
+                                "p": {
+                                    "issuer": ISSUER,
+                                    "jwks": {"local": {"key": key.public_pem()}},
+                                }
+                            },
+                        }
                     },
                     "extauth": {"configRef": {"name": "jwt-or-key", "namespace": "gw-system"}},
                 },

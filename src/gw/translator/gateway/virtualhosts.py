@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Iterable
 
 from gw import api
 from gw.api import ResourceKey
@@ -145,6 +146,7 @@ def build_virtual_host(
     routes.vhost_transformations = transformations
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
+    _check_jwt_steps(routes.extauth.configs.values(), jwt, report)
     if not vhost.routes:
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
@@ -172,6 +174,25 @@ def build_virtual_host(
         ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
         traffic=build_host_traffic(options, _OPTIONS, refs=refs, owner=vs.key, report=report),
     )
+
+
+def _check_jwt_steps(
+    configs: Iterable[api.AuthConfig], jwt: HostJwt, report: ResourceReport
+) -> None:
+    """An AuthConfig's `jwt` step reads the tokens Envoy verified before the extauth call:
+    with the host's JWT checks after it (`jwt`, `jwtStaged.afterExtAuth`), it never sees
+    one, so say where the checks belong."""
+    if jwt.before is not None:
+        return
+    for config in configs:
+        if any(step.jwt is not None for step in config.spec.configs):
+            meta = config.metadata
+            report.warning(
+                f"{_OPTIONS}.jwtStaged",
+                f"AuthConfig {meta.namespace}.{meta.name} has a jwt step, which sees only "
+                "tokens verified before extauth: put the JWT options under "
+                "jwtStaged.beforeExtAuth",
+            )
 
 
 def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str, ...]:
