@@ -221,7 +221,8 @@ def send(sample: Sample) -> Seen:
             connection.putheader(name, value)
         connection.endheaders()
         response = connection.getresponse()
-        body = response.read().decode("utf-8", "replace")
+        tunnel = sample.method == "CONNECT" and 200 <= response.status < 300
+        body = "" if tunnel else response.read().decode("utf-8", "replace")  # a tunnel has no end
         headers = {k.lower(): v for k, v in response.getheaders()}
     except (OSError, http.client.HTTPException) as exc:
         return Seen(None, {}, "", error=type(exc).__name__)

@@ -28,14 +28,13 @@ from typing import Any
 import yaml
 
 from gw.explain.endpoints import NO_HEALTHY_UPSTREAM
-from gw.explain.explanation import Destination, Explanation
+from gw.explain.explanation import Destination, Explanation, upstream_failed
 from gw.explain.headers import TEMPLATE_FAILED
 from gw.explain.tcp import PASSTHROUGH
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
 CLUSTER_HEADER = "x-gw-cluster"
-_UPSTREAM_FAILED = "upstream connect error"
 
 
 @dataclass
@@ -179,8 +178,12 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
         if not seen.error:
             problems.append(f"predicted a closed connection, got {seen.status}")
         return problems
+    if explanation.asks_a_processor():
+        return problems  # an external processor explain does not run may change or answer it
     if seen.error:
         return [*problems, f"predicted {outcome.summary()}, got no answer: {seen.error}"]
+    if explanation.may_answer(seen.status, seen.body):
+        return problems  # a fault (or CSRF) that only a share of requests get
     templated = seen.status == 400 and seen.body.startswith(TEMPLATE_FAILED)
     if templated and any(f.verdict.endswith("template cannot render") for f in explanation.filters):
         return problems  # a template explain does not run could not render
@@ -223,7 +226,8 @@ def _forward_problems(
         )
     # Through a TCP proxy the upstream's own answer comes back, without Envoy's headers.
     upstream = "x-envoy-upstream-service-time" in seen.headers or outcome.by == "tcp proxy"
-    failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
+    upstream |= explanation.request.startswith("CONNECT ") and seen.status == 200  # tunnel
+    failed = upstream_failed(seen.status, seen.body)
     # A weighted route may pick a cluster explain says has nothing to pick from.
     empty = (
         seen.status == 503

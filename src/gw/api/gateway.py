@@ -2,12 +2,13 @@
 more proxies, and what it serves (REFERENCE.md §1.9): VirtualServices (`httpGateway`,
 `api/http_gateway.py`), TCP hosts (`tcpGateway`, `api/tcp.py`), or both, told apart by a
 matcher (`hybridGateway`, `api/hybrid.py`); with the listener `options`
-(`api/listener_options.py`).
+(`api/listener_options.py`) and `routeOptions` (the route configuration's settings,
+here).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -23,6 +24,14 @@ __all__ = ["DEFAULT_PROXY", "Gateway", "GatewaySpec", "HttpGateway", "LabelExpre
 DEFAULT_PROXY = "gateway-proxy"
 
 
+class RouteConfigurationOptions(Model):
+    """`routeOptions`: settings of the route configuration the listener is served."""
+
+    max_direct_response_body_size_bytes: int | None = Field(default=None, ge=0)
+    #: True: a route's header changes are applied after (so over) its virtual host's.
+    most_specific_header_mutations_wins: bool | None = None
+
+
 class GatewaySpec(Model):
     bind_address: str = "::"
     bind_port: int = Field(default=8080, ge=1, le=65535)
@@ -33,7 +42,7 @@ class GatewaySpec(Model):
     tcp_gateway: TcpGateway | None = None
     hybrid_gateway: HybridGateway | None = None
     options: ListenerOptions | None = None
-    route_options: dict[str, Any] | None = None
+    route_options: RouteConfigurationOptions | None = None
 
 
 class Gateway(Resource):

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from gw.api.aws import AwsUpstreamSpec
 from gw.api.azure import AzureUpstreamSpec
-from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, PreconnectPolicy, UInt32
+from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, PreconnectPolicy
 from gw.api.duration import Duration
 from gw.api.failover import Failover
 from gw.api.functions import ServiceSpec
@@ -25,7 +25,7 @@ from gw.api.gcp import GcpUpstreamSpec
 from gw.api.headers import HeaderValue
 from gw.api.healthcheck import HealthCheck, OutlierDetection
 from gw.api.loadbalancer import LoadBalancerConfig
-from gw.api.meta import Model, Resource
+from gw.api.meta import Model, Resource, UInt32
 from gw.api.subsets import SubsetSpec
 from gw.api.tls import UpstreamSslConfig
 

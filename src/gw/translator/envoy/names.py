@@ -63,6 +63,14 @@ TCP_STATS = "envoy.transport_sockets.tcp_stats"
 RAW_BUFFER = "envoy.transport_sockets.raw_buffer"
 #: The second ratelimit filter, before authentication (per-route configs are keyed by name).
 RATELIMIT_EARLY = "gw.ratelimit.early"
+FAULT = "envoy.filters.http.fault"
+CSRF = "envoy.filters.http.csrf"
+BUFFER = "envoy.filters.http.buffer"
+DYNAMIC_FORWARD_PROXY = "envoy.filters.http.dynamic_forward_proxy"
+#: The cluster of routes forwarded by the dynamic forward proxy (no resource can make a
+#: cluster name with `~`), and its DNS cache (the filter's and the cluster's must match).
+DYNAMIC_FORWARD_PROXY_CLUSTER = "gw~dynamic-forward-proxy"
+DYNAMIC_FORWARD_PROXY_DNS_CACHE = "gw~dynamic-forward-proxy"
 #: The cluster ext_authz calls when Settings name no server: it does not exist, so every
 #: check fails and Envoy denies (fail closed) instead of refusing the configuration.
 EXTAUTH_SERVER_MISSING = "gw~extauth-server-not-configured"
@@ -99,6 +107,12 @@ def transform_filter(stage: str, step: str) -> str:
     """The name of a transformation stage's filter (`extract` or `headers`): per-route
     configs are keyed by it, so each of the four instances gets its own."""
     return f"gw.transform.{stage}.{step}"
+
+
+def ext_proc_filter(variant: str) -> str:
+    """The name of a Settings processor's ext_proc filter (`early`, `regular`, `late`):
+    per-route configs are keyed by it."""
+    return f"gw.ext_proc.{variant}"
 
 
 def transform_metadata(stage: str) -> str:

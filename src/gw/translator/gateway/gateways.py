@@ -7,9 +7,10 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
 its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
 carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
-which the built-in gateways get too), accepts connections (`listener_options.py`) and which
-filters its own options add (`http_listener_options.py`); TCP and hybrid gateways are
-`layer4.py`'s, HttpListenerOptions `http_listener_option.py`'s.
+which the built-in gateways get too), accepts connections (`listener_options.py`), which
+filters its own options add (`http_listener_options.py`) and how it serves its route
+configuration (`routeconfig.py`: `routeOptions`); TCP and hybrid gateways are `layer4.py`'s,
+HttpListenerOptions `http_listener_option.py`'s.
 
 A Gateway refers to VirtualServices to *select* them (no reference edge): a rejected one is
 only left off the listener (or served as last accepted), and never rejects the Gateway.
@@ -47,6 +48,7 @@ from gw.translator.gateway.layer4 import (
 )
 from gw.translator.gateway.listener_options import build_listener_options
 from gw.translator.gateway.matchable import merge_fields
+from gw.translator.gateway.routeconfig import build_route_config_options
 from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
 from gw.translator.options import Options
@@ -108,6 +110,8 @@ class GatewayListener:
     kind: Literal["http", "tcp", "hybrid"] = "http"
     tcp: ir.TcpListener | None = None
     matched: tuple[MatchedSection, ...] = ()
+    #: The Gateway's `routeOptions` (None: Envoy's defaults).
+    route_options: ir.RouteConfigOptions | None = None
 
     @property
     def name(self) -> str:
@@ -176,8 +180,6 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
             "spec.bindAddress",
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
-    if spec.route_options:
-        report.error("spec.routeOptions", "routeOptions is not supported yet: remove it")
     proxies = _proxy_names(spec.proxy_names, report)
     if sum(t is not None for t in (spec.http_gateway, spec.tcp_gateway, spec.hybrid_gateway)) > 1:
         report.error("spec", "a gateway has one of httpGateway, tcpGateway or hybridGateway")
@@ -220,6 +222,7 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
         http=settings or ir.HttpSettings(),
         options=listener_options or ir.ListenerOptions(),
         plugins=plugins,
+        route_options=build_route_config_options(spec.route_options),
     )
     return Contribution(gateways=(listener,), clusters=collector_clusters(listener.options, source))
 

@@ -23,6 +23,7 @@ from gw.api import ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator.gateway import (
     extauth,
+    extproc,
     gateways,
     hybrid,
     install,
@@ -42,6 +43,7 @@ from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import assemble, build_proxies
 from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
 from gw.translator.gateway.servers import ServerKind, check_server_use, resolve_servers
+from gw.translator.gateway.traffic import refuse_in_route_tables
 from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.options import Options
@@ -50,7 +52,7 @@ from gw.translator.refs import propagate_rejections
 Pass = Callable[[Build], None]
 
 #: gw's own servers that virtual hosts call, each attached by `servers.py`'s one mechanism.
-SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER)
+SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER, *extproc.SERVERS)
 
 
 def build_proxy(
@@ -149,6 +151,7 @@ def check_shared_options(build: Build) -> None:
     check_option_resources(build.refs, build.reports)
     for table in build.snapshot.of_kind(api.RouteTable):
         build.reports.of(table.key)
+    refuse_in_route_tables(build.snapshot.of_kind(api.RouteTable), build.reports)
 
 
 def build_virtual_services(build: Build) -> None:

@@ -151,6 +151,7 @@ def _listeners(
                     http=g.http,
                     options=g.options,
                     plugins=g.plugins,
+                    route_options=g.route_options,
                 )
             )
     return tuple(out)

@@ -11,6 +11,7 @@ from gw.translator.ir.access_log import AccessLog
 from gw.translator.ir.hcm import HttpSettings
 from gw.translator.ir.http_listener import HttpListenerOptions
 from gw.translator.ir.ratelimit import LocalLimit
+from gw.translator.ir.routeconfig import RouteConfigOptions
 from gw.translator.ir.source import SourceRef
 from gw.translator.ir.tcp import TcpHost, TcpProxySettings
 from gw.translator.ir.virtualhosts import VirtualHost
@@ -129,6 +130,8 @@ class Listener:
     tcp: TcpListener | None = None
     #: A hybrid gateway's parts (then no virtual hosts and no `tcp`), in matcher order.
     matched: tuple[MatchedListener, ...] = ()
+    #: The Gateway's `routeOptions` for the route configurations of this listener.
+    route_options: RouteConfigOptions | None = None
 
     @property
     def route_config_name(self) -> str:
