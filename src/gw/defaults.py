@@ -18,6 +18,8 @@ HTTP_PORT = 8080
 HTTPS_PORT = 8443
 XDS_PORT = 9977
 EXTAUTH_PORT = 8083
+#: The extauth server's plain-HTTP checks (`gw extauth --http-port`).
+EXTAUTH_HTTP_PORT = 8084
 RATELIMIT_PORT = 18081
 #: The control plane's debug/admin server.
 DEBUG_PORT = 9091
@@ -51,6 +53,8 @@ REDIS = f"{LOOPBACK}:6379"
 #: The Upstreams (in NAMESPACE) by which `gw up` declares its extauth and rate-limit
 #: servers, as the established gateway's install names them.
 EXTAUTH_UPSTREAM = "extauth"
+#: Next to it, the same server's plain-HTTP checks: `<server Upstream>-http`.
+EXTAUTH_HTTP_SUFFIX = "-http"
 RATELIMIT_UPSTREAM = "rate-limit"
 
 LOG_LEVEL = "info"

@@ -53,6 +53,8 @@ class UpOptions:
     dev_port: int = defaults.DEV_PORT
     echo_port: int | None = None
     extauth_port: int | None = defaults.EXTAUTH_PORT
+    #: The extauth server's plain-HTTP checks (None: every check over gRPC).
+    extauth_http_port: int | None = defaults.EXTAUTH_HTTP_PORT
     ratelimit_port: int | None = defaults.RATELIMIT_PORT
     ratelimit_redis: str = defaults.REDIS
     log_level: str = defaults.LOG_LEVEL
@@ -79,6 +81,9 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         https_port=options.https_port,
         # Declared to the translator as the Upstreams `extauth` and `rate-limit`.
         extauth_server=_installed(options.bind, options.extauth_port),
+        extauth_http_server=_installed(
+            options.bind, options.extauth_http_port if options.extauth_port else None
+        ),
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
         route_stats=options.route_stats,
         gcp_metadata_server=options.gcp_metadata_server,
@@ -139,8 +144,9 @@ def _components(options: UpOptions, namespace: str) -> list[ComponentProcess]:
     `gw ratelimit`) configured over xDS like everywhere else."""
     xds_address = host_port(xds_host(options.bind), options.xds_port)
     children = []
+    http_checks = ("--http-port", str(options.extauth_http_port or 0))
     for name, port, extra in (
-        ("extauth", options.extauth_port, ()),
+        ("extauth", options.extauth_port, http_checks),
         ("ratelimit", options.ratelimit_port, ("--redis", options.ratelimit_redis)),
     ):
         if port is None:

@@ -170,6 +170,8 @@ class GwUp:
         #: The extauth server's gRPC port (an Upstream for Settings extauthzServerRef); off
         #: unless the test asks for it, so that other tests see only Envoy on xDS.
         self.extauth_port = extauth_port
+        #: Its plain-HTTP checks (the Upstream `extauth-http`), on whenever it runs.
+        self.extauth_http_port = free_port() if extauth_port else None
         #: The rate-limit server's gRPC port (off unless asked for).
         self.ratelimit_port = ratelimit_port
         self.url = f"http://127.0.0.1:{self.http_port}"
@@ -195,6 +197,8 @@ class GwUp:
                 str(self.debug_port),
                 "--extauth-port",
                 str(self.extauth_port or 0),
+                "--extauth-http-port",
+                str(self.extauth_http_port or 0),
                 "--ratelimit-port",
                 str(self.ratelimit_port or 0),
                 "--concurrency",

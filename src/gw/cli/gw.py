@@ -97,6 +97,13 @@ def up(
     extauth_port: Annotated[
         int, typer.Option(help="External auth (ext_authz gRPC) server; 0 turns it off.")
     ] = defaults.EXTAUTH_PORT,
+    extauth_http_port: Annotated[
+        int,
+        typer.Option(
+            help="The extauth server's plain-HTTP checks (the Upstream extauth-http); 0 "
+            "turns them off (every check over gRPC)."
+        ),
+    ] = defaults.EXTAUTH_HTTP_PORT,
     ratelimit_port: Annotated[
         int, typer.Option(help="Rate-limit (Envoy RLS gRPC) server; 0 turns it off.")
     ] = defaults.RATELIMIT_PORT,
@@ -151,6 +158,7 @@ def up(
         dev_port=dev_port,
         echo_port=echo_port,
         extauth_port=extauth_port or None,
+        extauth_http_port=(extauth_http_port or None) if extauth_port else None,
         ratelimit_port=ratelimit_port or None,
         ratelimit_redis=ratelimit_redis,
         log_level=log_level,
@@ -470,16 +478,28 @@ def extauth(
             help="Seconds a Redis session read stays in memory (0: read Redis on every check)."
         ),
     ] = 2.0,
+    http_port: Annotated[
+        int,
+        typer.Option(
+            help="Also answer checks over plain HTTP/1.1 on this port (0: off), for the "
+            "AuthConfigs that need only the request; cheaper per check than gRPC."
+        ),
+    ] = 0,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
-    from gw.extauth.server import extauth_server
+    from gw import lifecycle
+    from gw.extauth.server import extauth_servers
 
     configure_logging(log_level, log_file)
     placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
-    run_command(
-        _serve_one(lambda: extauth_server(placement, session_cache=session_cache)), uvloop=True
-    )
+
+    async def serve() -> None:
+        await lifecycle.serve(
+            extauth_servers(placement, session_cache=session_cache, http_port=http_port or None)
+        )
+
+    run_command(serve(), uvloop=True)
 
 
 @app.command()

@@ -29,6 +29,8 @@ from gw.extauth.chain import Chain
 from gw.extauth.checks import Check, Shared, build_check
 from gw.extauth.config import TYPE_URL, parse_resources
 from gw.extauth.decisions import Allow, Decision, Deny, Request
+from gw.extauth.http_checks import HttpChecks, HttpCheckServer
+from gw.lifecycle import Server
 from gw.wire.extauth import AuthConfig
 from gw.xds.component import ComponentServer, Placement
 
@@ -53,6 +55,10 @@ class Registry:
         self._tasks: set[asyncio.Task[None]] = set()
         #: Replaced chains, closed `CLOSE_DELAY` later.
         self._retired: set[Chain] = set()
+        #: Denials the HTTP checks could not carry (a 5xx), by (request id, config id,
+        #: path), for the gRPC check of the same request to give without running the
+        #: steps again (a login's callback must not be run twice).
+        self.replays: dict[tuple[str, str, str], Deny] = {}
 
     def apply(self, resources: Sequence[any_pb2.Any]) -> None:
         """Install the configs of an xDS response (raises ValueError: NACK, nothing kept)."""
@@ -126,6 +132,14 @@ class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # typ
         http = attributes.request.http
         config_id = attributes.context_extensions.get("config_id", "")
         chain = self.registry.chains.get(config_id)
+        replays = self.registry.replays
+        replay = (
+            replays.pop((http.headers.get("x-request-id", ""), config_id, http.path), None)
+            if replays
+            else None
+        )
+        if replay is not None:
+            return check_response(replay)
         if chain is None:
             log.warning("extauth: no auth config %r (not received yet?)", config_id)
             decision: Decision = Deny(
@@ -196,7 +210,22 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
 def extauth_server(placement: Placement, *, session_cache: float = 2.0) -> ComponentServer:
     """The ext_authz server where `placement` says (a `gw.lifecycle.Server`: nothing
     listens before `start()`); `session_cache`: seconds a Redis session read is kept."""
+    return _grpc_server(placement, Registry(session_cache))
+
+
+def extauth_servers(
+    placement: Placement, *, session_cache: float = 2.0, http_port: int | None = None
+) -> list[Server]:
+    """The gRPC server (first), and with `http_port` the HTTP checks on the same address
+    (`http_checks.py`), both answering from one registry of configurations."""
     registry = Registry(session_cache)
+    servers: list[Server] = [_grpc_server(placement, registry)]
+    if http_port is not None:
+        servers.append(HttpCheckServer(HttpChecks(registry), placement.bind, http_port))
+    return servers
+
+
+def _grpc_server(placement: Placement, registry: Registry) -> ComponentServer:
     service = AuthorizationService(registry)
     add = partial(external_auth_pb2_grpc.add_AuthorizationServicer_to_server, service)
     return ComponentServer("extauth", placement, TYPE_URL, registry.apply, add, registry.close)

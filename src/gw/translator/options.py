@@ -51,6 +51,9 @@ class Options:
     #: unless they name another; None declares nothing (`gw controlplane`: the install
     #: writes its own resources).
     extauth_server: InstalledServer | None = None
+    #: The extauth server's plain-HTTP checks, declared as the Upstream `extauth-http`
+    #: (HTTP/1.1) next to `extauth` (`envoy/extauth_http.py` uses it).
+    extauth_http_server: InstalledServer | None = None
     ratelimit_server: InstalledServer | None = None
     #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
     #: name), which the console charts; off by default for their cost.

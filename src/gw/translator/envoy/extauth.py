@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import names
+from gw.translator.envoy import extauth_http, names
 from gw.translator.envoy.packing import pack
 from gw.wire import extauth_apikey, extauth_oidc, extauth_passthrough
 from gw.wire.extauth import AuthConfig, Check
@@ -58,9 +58,13 @@ class ExtAuthz:
             key=lambda s: s.cluster or "",
         )
         server = own or (servers[0] if servers else None)
+        config = build_ext_authz(server)
+        if extauth_http.http_checks_for(vhosts, own) is not None:
+            extauth_http.gate(config)
+            extauth_http.send_request_id(config)
         return hcm_pb2.HttpFilter(
             name=self.name,
-            typed_config=pack(build_ext_authz(server)),
+            typed_config=pack(config),
             # Off unless a host or route turns it on with its AuthConfig.
             disabled=True,
         )
@@ -81,6 +85,52 @@ class ExtAuthz:
             off: ext_authz_pb2.ExtAuthzPerRoute = ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
             return off
         return _check(route.extauth, vhost.extauth_server)
+
+    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
+        return ()
+
+
+class ExtAuthzHttp:
+    """The HTTP checks' filter, in front of the gRPC one (`extauth_http.py`)."""
+
+    name = names.EXT_AUTHZ_HTTP
+
+    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        return self._filter(vhosts, None)
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        return self._filter(vhosts, listener.plugins.extauth_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
+    ) -> hcm_pb2.HttpFilter | None:
+        server = extauth_http.http_checks_for(vhosts, own)
+        if server is None:
+            return None
+        config = build_ext_authz(server)
+        config.http_service.CopyFrom(extauth_http.http_service(server))  # replaces gRPC
+        extauth_http.send_request_id(config)
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config), disabled=True)
+
+    def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
+        server = vhost.extauth_server
+        if server is None or not server.over_http(vhost.extauth):
+            return None
+        return ext_authz_pb2.ExtAuthzPerRoute(check_settings=ext_authz_pb2.CheckSettings())
+
+    def per_route(
+        self, vhost: ir.VirtualHost, route: ir.Route
+    ) -> ext_authz_pb2.ExtAuthzPerRoute | None:
+        server = vhost.extauth_server
+        if route.extauth is None or server is None:
+            return None
+        if server.over_http(route.extauth):
+            return ext_authz_pb2.ExtAuthzPerRoute(check_settings=ext_authz_pb2.CheckSettings())
+        if server.over_http(vhost.extauth):
+            return ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
+        return None
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
         return ()

@@ -27,7 +27,7 @@ from gw.translator.envoy.buffer import BufferFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.csrf import CsrfFilter
 from gw.translator.envoy.dynamicforwardproxy import DynamicForwardProxyFilter
-from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.extauth import ExtAuthz, ExtAuthzHttp
 from gw.translator.envoy.faults import FaultFilter
 from gw.translator.envoy.gcp import GcpAuthnFilter
 from gw.translator.envoy.grpc_json import GrpcJsonFilter
@@ -115,6 +115,7 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
     JwtFilter("before"),
+    ExtAuthzHttp(),
     ExtAuthz(),
     JwtFilter("after"),
     RbacFilter(),

@@ -44,6 +44,8 @@ JWT_AUTHN = "envoy.filters.http.jwt_authn"
 JWT_AUTHN_BEFORE_EXTAUTH = "gw.jwt_authn.before_extauth"
 RBAC = "envoy.filters.http.rbac"
 EXT_AUTHZ = "envoy.filters.http.ext_authz"
+#: The second ext_authz filter, for the checks gw's extauth server answers over HTTP.
+EXT_AUTHZ_HTTP = "gw.ext_authz.http"
 LOCAL_RATELIMIT = "envoy.filters.http.local_ratelimit"
 RATELIMIT = "envoy.filters.http.ratelimit"
 HEALTH_CHECK = "envoy.filters.http.health_check"

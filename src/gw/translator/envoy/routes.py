@@ -11,7 +11,7 @@ from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
-from gw.translator.envoy import names, tls
+from gw.translator.envoy import extauth_http, names, tls
 from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
 from gw.translator.envoy.azure import add_function_call
 from gw.translator.envoy.destinations import add_destination_traffic
@@ -117,6 +117,8 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
         add_function_call(out, action)
     if (span := span_name(vhost, route)) is not None:
         out.decorator.operation = span
+    if (checked := extauth_http.route_metadata(vhost, route)) is not None:
+        out.metadata.filter_metadata[extauth_http.METADATA_NAMESPACE].CopyFrom(checked)
     for http_filter in HTTP_FILTERS:
         config = http_filter.per_route(vhost, route)
         if config is not None:

@@ -24,6 +24,7 @@ from gw.api.settings import ExtAuthSettings
 from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
 from gw.translator.gateway.callbacks import flow_paths
+from gw.translator.gateway.extauth_http import build_http_checks
 from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
 from gw.translator.gateway.servers import ServerKind
 from gw.translator.refs import Refs
@@ -183,6 +184,7 @@ def extauth_server(
         request_header_patterns=patterns,
         metadata_namespaces=needs.metadata,
         named=named,
+        http_checks=build_http_checks(extauth, owner, field, refs) if default else None,
     )
 
 

@@ -117,19 +117,20 @@ def merge_under(high: M, low: M) -> M:
 def _servers(options: Options) -> list[tuple[str, InstalledServer]]:
     named = (
         (defaults.EXTAUTH_UPSTREAM, options.extauth_server),
+        (defaults.EXTAUTH_UPSTREAM + defaults.EXTAUTH_HTTP_SUFFIX, options.extauth_http_server),
         (defaults.RATELIMIT_UPSTREAM, options.ratelimit_server),
     )
     return [(name, server) for name, server in named if server is not None]
 
 
 def _upstream(name: str, namespace: str, server: InstalledServer) -> api.Upstream:
+    """gRPC servers speak HTTP/2; the extauth server's HTTP checks HTTP/1.1."""
+    http2 = not name.endswith(defaults.EXTAUTH_HTTP_SUFFIX)
+    static = {"hosts": [{"addr": server.host, "port": server.port}]}
     return api.Upstream.model_validate(
         {
             **_head(api.Upstream, name, namespace),
-            "spec": {
-                "static": {"hosts": [{"addr": server.host, "port": server.port}]},
-                "useHttp2": True,
-            },
+            "spec": {"static": static, "useHttp2": True} if http2 else {"static": static},
         }
     )
 

@@ -49,6 +49,7 @@ from gw.translator.ir.extauth import (
     ExtAuth,
     ExtAuthServer,
     HttpAuthService,
+    HttpChecks,
 )
 from gw.translator.ir.extproc import (
     ExtProcOverrides,
@@ -212,6 +213,7 @@ __all__ = [
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
+    "HttpChecks",
     "ExtProcOverrides",
     "ExtProcRoute",
     "ExtProcServer",

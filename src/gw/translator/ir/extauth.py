@@ -54,6 +54,18 @@ class AuthService:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HttpChecks:
+    """gw's extauth server answers these AuthConfigs (`config_ids`) over plain HTTP too, at
+    `cluster` (HTTP/1.1): their steps need only the request. Envoy copies the answer's
+    `upstream_headers` onto the request (replacing) and adds `appended_headers`."""
+
+    cluster: str
+    config_ids: tuple[str, ...]
+    upstream_headers: tuple[str, ...] = ()
+    appended_headers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtAuthServer:
     """Settings `extauth` (the Envoy filter's settings and its default server) and
     `namedExtauth` (servers that `customAuth.name` picks per host or route). `cluster` is
@@ -78,6 +90,19 @@ class ExtAuthServer:
     request_header_patterns: tuple[str, ...] = ()
     metadata_namespaces: tuple[str, ...] = ()
     named: tuple[tuple[str, AuthService], ...] = ()
+    #: The default server's HTTP checks (`gateway/extauth_http.py`), if it has them.
+    http_checks: HttpChecks | None = None
+
+    def over_http(self, extauth: ExtAuth | None) -> bool:
+        """True when the checks of `extauth` go over HTTP (then the gRPC filter only runs
+        when the HTTP answer leaves the decision to it)."""
+        checks = self.http_checks
+        return (
+            checks is not None
+            and extauth is not None
+            and extauth.custom is None
+            and extauth.config_id in checks.config_ids
+        )
 
     @property
     def default(self) -> AuthService | None:
