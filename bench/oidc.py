@@ -10,9 +10,13 @@ keep their sessions in the same Redis, and send to the same upstream (nginx answ
 
 - `gw-oidc-redis`: `gw up` (Envoy, one worker) and `gw extauth` as its own process, a
   VirtualService guarded by an AuthConfig with Redis sessions (the server keeps what it
-  read from Redis for 2 s, its default);
-- `gw-oidc-redis-nocache`: the same with a `gw extauth --session-cache 0`, which reads
-  Redis on every check, as Apache does (the extauth Upstream is pointed at it for its runs);
+  read from Redis for 2 s, its default), checked over HTTP/1.1 (`--http-port`, the
+  Upstream `extauth-http`), as `gw up` does;
+- `gw-oidc-redis-grpc`: the same server, every check over gRPC (no `extauth-http`
+  Upstream): what the HTTP checks save;
+- `gw-oidc-redis-nocache`: the same as the first with a `gw extauth --session-cache 0`,
+  which reads Redis on every check, as Apache does (the extauth Upstreams are pointed at
+  it for its runs);
 - `apache-oidc-redis`: Apache (event MPM, one child process) with mod_auth_openidc,
   `OIDCSessionType server-cache` and `OIDCCacheType redis`;
 - `gw-plain` and `apache-plain`: the same proxies without auth, for the overhead.
@@ -53,12 +57,15 @@ from bench.report import RESULTS
 SCENARIOS = (
     "gw-oidc-redis",
     "apache-oidc-redis",
+    "gw-oidc-redis-grpc",
     "gw-oidc-redis-nocache",
     "gw-plain",
     "apache-plain",
 )
 RATIOS = (
     ("gw-oidc-redis", "apache-oidc-redis"),
+    ("gw-oidc-redis-grpc", "apache-oidc-redis"),
+    ("gw-oidc-redis", "gw-oidc-redis-grpc"),
     ("gw-oidc-redis-nocache", "apache-oidc-redis"),
     ("gw-plain", "apache-plain"),
     ("gw-oidc-redis", "gw-plain"),
@@ -127,10 +134,10 @@ LOGINS_AT_ONCE = 4
 LOGIN_ATTEMPTS = 3
 
 
-def extauth_upstream(port: int) -> str:
+def extauth_upstream(port: int, name: str = "extauth") -> str:
     return f"""apiVersion: gw.vendor.io/v1
 kind: Upstream
-metadata: {{name: extauth, namespace: gw-system}}
+metadata: {{name: {name}, namespace: gw-system}}
 spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
 """
 
@@ -195,14 +202,17 @@ class Bench:
         self.stoppable.append(process)
         return process
 
-    def _extauth(self, gw: GwUp, *extra: str) -> tuple[Process, int]:
-        port = free_port()
+    def _extauth(self, gw: GwUp, *extra: str) -> tuple[Process, int, int]:
+        """A `gw extauth` with its gRPC port and its HTTP checks' port."""
+        port, http_port = free_port(), free_port()
         command = gw_command(
             *("extauth", "--xds", f"127.0.0.1:{gw.xds_port}", "--bind", "127.0.0.1"),
-            *("--port", str(port), "--log-level", "warning", *extra),
+            *("--port", str(port), "--http-port", str(http_port), "--log-level", "warning"),
+            *extra,
         )
         log = self.work / f"extauth-{port}.log"
-        return self._keep(Process(command, gw_env(self.work / "home"), log)), port
+        process = self._keep(Process(command, gw_env(self.work / "home"), log))
+        return process, port, http_port
 
     def _start_gw(self, upstream: int) -> None:
         folder = self.work / "config"
@@ -219,10 +229,10 @@ class Bench:
                 "warning",
             )
         )
-        cached, cached_port = self._extauth(gw)
-        uncached, uncached_port = self._extauth(gw, "--session-cache", "0")
+        cached, cached_port, cached_http = self._extauth(gw)
+        uncached, uncached_port, uncached_http = self._extauth(gw, "--session-cache", "0")
         self.gw, self.folder = gw, folder
-        self.use_extauth(cached_port)
+        self.use_extauth(cached_port, cached_http)
         (folder / "bench.yaml").write_text(
             gw_config(self.idp.issuer, self.redis.address, gw.http_port, upstream)
         )
@@ -231,9 +241,10 @@ class Bench:
         envoy = next(p for p in peers.tree(gw.process.popen.pid)[1:] if _is_envoy(p))
         secure = f"secure.bench:{gw.http_port}"
         cookies = self.logins(gw.url, secure)
-        for name, server, port in (
-            ("gw-oidc-redis", cached, cached_port),
-            ("gw-oidc-redis-nocache", uncached, uncached_port),
+        for name, server, port, http_port in (
+            ("gw-oidc-redis", cached, cached_port, cached_http),
+            ("gw-oidc-redis-grpc", cached, cached_port, None),
+            ("gw-oidc-redis-nocache", uncached, uncached_port, uncached_http),
         ):
             pids = {"proxy": envoy, "auth": server.popen.pid, "redis": self._redis_pid()}
             self.sides[name] = Side(
@@ -243,7 +254,7 @@ class Bench:
                 pids,
                 cookies,
                 peers.rotating_header(self.work / f"{name}.lua", "Cookie", cookies, "/bench"),
-                prepare=lambda port=port: self.use_extauth(port),  # type: ignore[misc]
+                prepare=lambda p=port, h=http_port: self.use_extauth(p, h),  # type: ignore[misc]
             )
         self.sides["gw-plain"] = Side(
             "gw-plain",
@@ -252,18 +263,33 @@ class Bench:
             {"proxy": envoy},
         )
 
-    def use_extauth(self, port: int) -> None:
-        """Point the extauth Upstream at the server on `port`; wait until Envoy has it."""
+    def use_extauth(self, port: int, http_port: int | None) -> None:
+        """Point the extauth Upstream at the server on `port`, and `extauth-http` at its
+        HTTP checks on `http_port` (None: no such Upstream, every check over gRPC); wait
+        until Envoy has them."""
         (self.folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
+        http = self.folder / "extauth-http-upstream.yaml"
+        if http_port is None:
+            http.unlink(missing_ok=True)
+        else:
+            http.write_text(extauth_upstream(http_port, "extauth-http"))
+
+        def hosts(clusters: str, cluster: str) -> set[str]:
+            prefix = f"{cluster}::127.0.0.1:"
+            return {
+                line.split("::")[1] for line in clusters.splitlines() if line.startswith(prefix)
+            }
 
         def applied() -> bool:
             clusters = httpx.get(self.gw.proxy_admin_url + "/clusters", timeout=5).text
-            hosts = {
-                line.split("::")[1]
-                for line in clusters.splitlines()
-                if line.startswith("extauth_gw-system::127.0.0.1:")
-            }
-            return hosts == {f"127.0.0.1:{port}"}
+            listeners = httpx.get(self.gw.proxy_admin_url + "/config_dump", timeout=5).text
+            http_filter = "gw.ext_authz.http" in listeners
+            return (
+                hosts(clusters, "extauth_gw-system") == {f"127.0.0.1:{port}"}
+                and hosts(clusters, "extauth-http_gw-system")
+                == ({f"127.0.0.1:{http_port}"} if http_port else set())
+                and http_filter == (http_port is not None)
+            )
 
         wait_until(applied, timeout=30, what=f"Envoy to use the extauth server on {port}")
 

@@ -27,7 +27,7 @@ from gw.api.authconfig_oidc import OidcAuthorizationCode
 from gw.api.meta import ResourceRef
 from gw.api.settings import ExtAuthSettings
 from gw.translator import ir
-from gw.translator.gateway.authconfig import config_id
+from gw.translator.gateway.authconfig import DEFAULT_USER_ID_HEADER, config_id
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 
@@ -60,8 +60,7 @@ def build_http_checks(
         appends.update(headers[1])
     if not served:
         return None
-    if extauth.user_id_header:
-        sets.add(extauth.user_id_header.lower())
+    sets.add((extauth.user_id_header or DEFAULT_USER_ID_HEADER).lower())
     return ir.HttpChecks(
         cluster=cluster_name(http_ref.name, server.namespace),
         config_ids=tuple(sorted(served)),
