@@ -232,10 +232,10 @@ class Bench:
         cached, cached_port, cached_http = self._extauth(gw)
         uncached, uncached_port, uncached_http = self._extauth(gw, "--session-cache", "0")
         self.gw, self.folder = gw, folder
-        self.use_extauth(cached_port, cached_http)
         (folder / "bench.yaml").write_text(
             gw_config(self.idp.issuer, self.redis.address, gw.http_port, upstream)
         )
+        self.use_extauth(cached_port, cached_http)
         for name in ("secure", "plain"):
             gw.wait_status(f"VirtualService default.{name}", "Accepted")
         envoy = next(p for p in peers.tree(gw.process.popen.pid)[1:] if _is_envoy(p))
