@@ -184,7 +184,7 @@ def extauth_server(
         request_header_patterns=patterns,
         metadata_namespaces=needs.metadata,
         named=named,
-        http_checks=build_http_checks(extauth, owner, field, refs) if default else None,
+        http_checks=build_http_checks(extauth, owner, refs) if default else None,
     )
 
 

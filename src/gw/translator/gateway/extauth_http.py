@@ -21,10 +21,12 @@ Settings' `userIdHeader`), overwritten or appended as their `append` says.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Container
+
 from gw import api, defaults
 from gw.api import ResourceKey
 from gw.api.authconfig_oidc import OidcAuthorizationCode
-from gw.api.meta import ResourceRef
 from gw.api.settings import ExtAuthSettings
 from gw.translator import ir
 from gw.translator.gateway.authconfig import DEFAULT_USER_ID_HEADER, config_id
@@ -33,20 +35,22 @@ from gw.translator.refs import Refs
 
 
 def build_http_checks(
-    extauth: ExtAuthSettings | None, owner: ResourceKey, field: str, refs: Refs
+    extauth: ExtAuthSettings | None, owner: ResourceKey, refs: Refs
 ) -> ir.HttpChecks | None:
-    """The HTTP checks of the server `extauth` (at `field` of `owner`) names, or None."""
+    """The HTTP checks of the server `extauth` (in `owner`) names, or None."""
     if extauth is None or extauth.extauthz_server_ref is None:
         return None
     if extauth.http_service is not None or extauth.request_body is not None:
         return None
-    ref = extauth.extauthz_server_ref
-    server = refs.key(api.Upstream, ref, owner)
-    http_ref = ResourceRef(
-        name=server.name + defaults.EXTAUTH_HTTP_SUFFIX, namespace=server.namespace
-    )
-    found = refs.resolve(api.Upstream, http_ref, referrer=owner, field=f"{field}.extauthzServerRef")
-    if found is None:
+    server = refs.key(api.Upstream, extauth.extauthz_server_ref, owner)
+    name = server.name + defaults.EXTAUTH_HTTP_SUFFIX
+    # Looked up, not referenced: a missing or rejected `-http` Upstream leaves every check
+    # on gRPC (`without_missing_cluster`) instead of rejecting the Settings and the hosts
+    # that use extauth.
+    if not any(
+        u.metadata.name == name and u.metadata.namespace == server.namespace
+        for u in refs.of_kind(api.Upstream)
+    ):
         return None
     sets: set[str] = set()
     appends: set[str] = set()
@@ -62,7 +66,7 @@ def build_http_checks(
         return None
     sets.add((extauth.user_id_header or DEFAULT_USER_ID_HEADER).lower())
     return ir.HttpChecks(
-        cluster=cluster_name(http_ref.name, server.namespace),
+        cluster=cluster_name(name, server.namespace),
         config_ids=tuple(sorted(served)),
         upstream_headers=tuple(sorted(sets)),
         appended_headers=tuple(sorted(appends - sets)),
@@ -104,3 +108,12 @@ def _oidc_headers(oidc: OidcAuthorizationCode, sets: set[str], appends: set[str]
         for claim in claims.claims_to_headers if claims else ():
             (appends if claim.append else sets).add(claim.header.lower())
     return True
+
+
+def without_missing_cluster(vhost: ir.VirtualHost, clusters: Container[str]) -> ir.VirtualHost:
+    """`vhost` with its checks on gRPC when the HTTP checks' Upstream was rejected (its
+    cluster is not served): Envoy would fail every check it sent there."""
+    server = vhost.extauth_server
+    if server is None or server.http_checks is None or server.http_checks.cluster in clusters:
+        return vhost
+    return dataclasses.replace(vhost, extauth_server=dataclasses.replace(server, http_checks=None))

@@ -29,6 +29,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import with_endpoints
+from gw.translator.gateway.extauth_http import without_missing_cluster
 from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.servers import Servers
 from gw.translator.options import Options
@@ -66,6 +67,8 @@ def assemble(
             secrets.setdefault(secret.name, secret)
         auth_configs.extend(contribution.auth_configs)
         rate_limit_configs.extend(contribution.rate_limit_configs)
+    for role, vhosts in by_role.items():
+        by_role[role] = [without_missing_cluster(v, clusters) for v in vhosts]
     grpc = servers.clusters() | _gateway_servers(gateways)
     served = []
     for name in sorted(clusters):
