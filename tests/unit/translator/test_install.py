@@ -10,7 +10,7 @@ from gw import api
 from gw.api import ResourceKey
 from gw.store.directory import DirectoryStore
 from gw.translator.gateway.install import declared_upstreams, install_settings, merge_under
-from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, Options
+from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, InstalledServer, Options
 from gw.translator.translation import translate
 from tests.golden.test_golden import UP_CASES
 
@@ -37,6 +37,17 @@ def test_the_servers_gw_up_runs_are_declared_unless_the_user_holds_the_name() ->
     upstream = declared_upstreams(Options(extauth_server=UP_EXTAUTH), set())[EXTAUTH]
     assert upstream.spec.static is not None and upstream.spec.use_http2
     assert [(h.addr, h.port) for h in upstream.spec.static.hosts] == [("127.0.0.1", 8083)]
+
+
+def test_the_extauth_http_checks_are_declared_next_to_the_server_over_http1() -> None:
+    http = InstalledServer("127.0.0.1", 8084)
+    declared = declared_upstreams(
+        Options(extauth_server=UP_EXTAUTH, extauth_http_server=http), set()
+    )
+    upstream = declared[ResourceKey("Upstream", "gw-system", "extauth-http")]
+    assert upstream.spec.static is not None and not upstream.spec.use_http2
+    assert [(h.addr, h.port) for h in upstream.spec.static.hosts] == [("127.0.0.1", 8084)]
+    assert declared[EXTAUTH].spec.use_http2
 
 
 def test_a_partial_settings_block_keeps_the_install_server() -> None:
