@@ -216,12 +216,13 @@ def extauth_server(placement: Placement, *, session_cache: float = 2.0) -> Compo
 def extauth_servers(
     placement: Placement, *, session_cache: float = 2.0, http_port: int | None = None
 ) -> list[Server]:
-    """The gRPC server (first), and with `http_port` the HTTP checks on the same address
-    (`http_checks.py`), both answering from one registry of configurations."""
+    """The gRPC server, and with `http_port` the HTTP checks on the same address
+    (`http_checks.py`), both answering from one registry of configurations. The HTTP
+    checks start first: whoever waits for the gRPC port (`gw up`) then finds both open."""
     registry = Registry(session_cache)
     servers: list[Server] = [_grpc_server(placement, registry)]
     if http_port is not None:
-        servers.append(HttpCheckServer(HttpChecks(registry), placement.bind, http_port))
+        servers.insert(0, HttpCheckServer(HttpChecks(registry), placement.bind, http_port))
     return servers
 
 
