@@ -90,18 +90,11 @@ class ExtAuthz:
         return ()
 
 
-class ExtAuthzHttp:
-    """The HTTP checks' filter, in front of the gRPC one (`extauth_http.py`)."""
+class ExtAuthzHttp(ExtAuthz):
+    """The HTTP checks' filter, in front of the gRPC one (`extauth_http.py`); placed on a
+    listener as the gRPC one is."""
 
     name = names.EXT_AUTHZ_HTTP
-
-    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
-        return self._filter(vhosts, None)
-
-    def for_listener(
-        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
-    ) -> hcm_pb2.HttpFilter | None:
-        return self._filter(vhosts, listener.plugins.extauth_server)
 
     def _filter(
         self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
@@ -131,9 +124,6 @@ class ExtAuthzHttp:
         if server.over_http(vhost.extauth):
             return ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
         return None
-
-    def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
-        return ()
 
 
 def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
