@@ -28,16 +28,13 @@ The contract with Envoy (`translator/envoy/extauth_http.py` builds the other sid
   or provider down), where a second call costs nothing that matters.
 
 Connections are kept alive (Envoy pools them); requests on one connection are answered in
-order, one at a time, as Envoy sends them. A check starts in the call that read its
-request and usually ends there (a task and a loop round cost about 5 µs, a fifth of a
-logged-in session's check).
+order, one at a time, as Envoy sends them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
 from http import HTTPStatus
 from typing import Any
 
@@ -171,48 +168,27 @@ class CheckProtocol(asyncio.Protocol):
             self._next()
 
     def _next(self) -> None:
-        """Answer the complete requests in the buffer, in order. A check runs eagerly, in
-        this call (a logged-in session's usually completes without waiting: no task, no
-        loop round); one that must wait (Redis, the provider) is finished by a task, and
-        the requests behind it wait for its answer."""
-        while not self._busy and self._transport is not None:
-            parsed = self._take()
-            if parsed is None:
-                return
-            coroutine = self._checks.answer(*parsed)
-            try:
-                waiting = coroutine.send(None)
-            except StopIteration as done:
-                self._transport.write(done.value)
-                continue
-            except Exception:  # `answer` catches the checks' errors: this is a bug of ours
-                log.exception("extauth: HTTP check failed")
-                self._transport.write(FALLBACK)
-                continue
-            self._busy = True
-            task = asyncio.get_running_loop().create_task(finish(coroutine, waiting))
-            task.add_done_callback(self._answered)
-
-    def _take(self) -> tuple[str, Request] | None:
-        """The next complete request in the buffer (None: not all of it is here yet)."""
+        """Start answering the next complete request in the buffer, if there is one."""
         buffer = self._buffer
         end = buffer.find(b"\r\n\r\n")
         if end < 0:
             if len(buffer) > MAX_HEAD:
                 self._refuse()
-            return None
+            return
         try:
             config_id, request, length = parse_head(buffer[:end])
         except ValueError:
             self._refuse()
-            return None
+            return
         start = end + 4
         if len(buffer) < start + length:
-            return None  # the body is still coming
+            return  # the body is still coming
         if length:
             request.body = buffer[start : start + length].decode("utf-8", "replace")
         self._buffer = buffer[start + length :]
-        return config_id, request
+        self._busy = True
+        task = asyncio.get_running_loop().create_task(self._checks.answer(config_id, request))
+        task.add_done_callback(self._answered)
 
     def _answered(self, task: asyncio.Task[bytes]) -> None:
         self._busy = False
@@ -229,30 +205,6 @@ class CheckProtocol(asyncio.Protocol):
             self._transport.write(_BAD_REQUEST)
             self._transport.close()
         self._buffer = b""
-
-
-async def finish(coroutine: Coroutine[Any, Any, bytes], waiting: Any) -> bytes:
-    """Runs `coroutine` on from where its eager first step stopped, awaiting what it
-    awaited (`waiting`: a future, or None for a bare yield), as the task it would have
-    been: it reads each future's outcome itself when resumed."""
-    while True:
-        try:
-            if waiting is None:
-                await asyncio.sleep(0)
-            else:
-                waiting._asyncio_future_blocking = False  # taken over, as a task does
-                await waiting
-        except asyncio.CancelledError:
-            if waiting is None or not waiting.cancelled():  # this task is being cancelled
-                coroutine.close()
-                raise
-        except Exception:  # noqa: S110 (the coroutine gets the exception when resumed)
-            pass
-        try:
-            waiting = coroutine.send(None)
-        except StopIteration as done:
-            result: bytes = done.value
-            return result
 
 
 class HttpCheckServer:
