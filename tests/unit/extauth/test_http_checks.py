@@ -88,6 +88,20 @@ async def read_answer(reader: asyncio.StreamReader) -> bytes:
     return head + await reader.readexactly(length)
 
 
+class Slow:
+    """A chain whose check waits twice: a bare yield, then a future set later."""
+
+    async def check(self, request: object) -> Deny:
+        await asyncio.sleep(0)
+        later = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(0.02, later.set_result, Deny(403))
+        denial: Deny = await later
+        return denial
+
+    async def close(self) -> None:
+        pass
+
+
 async def test_one_connection_answers_checks_in_order() -> None:
     registry = Registry()
     registry.update({"ns.basic": basic_config()})
@@ -110,6 +124,11 @@ async def test_one_connection_answers_checks_in_order() -> None:
         assert b'www-authenticate: Basic realm="gw"\r\n' in denied
         writer.write(third[10:])
         assert await read_answer(reader) == FALLBACK  # not loaded: the gRPC check says so
+        # A check that waits (as for Redis): the next request waits for its answer.
+        registry.chains["ns.slow"] = Slow()  # type: ignore[assignment]
+        writer.write(check_request("ns.slow") + check_request("ns.basic"))
+        assert (await read_answer(reader)).startswith(b"HTTP/1.1 403 Forbidden\r\n")
+        assert (await read_answer(reader)).startswith(b"HTTP/1.1 401 Unauthorized\r\n")
         writer.close()
     finally:
         await server.stop()
