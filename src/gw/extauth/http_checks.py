@@ -118,7 +118,11 @@ def encode(decision: Decision) -> bytes:
     head = "\r\n".join(lines)
     if any(c in line for line in lines for c in "\r\n\0"):
         return FALLBACK  # a value of several lines: gRPC carries it (or refuses it)
-    return f"{head}\r\ncontent-length: {len(body)}\r\n\r\n".encode("latin-1") + body
+    try:
+        encoded = f"{head}\r\ncontent-length: {len(body)}\r\n\r\n".encode("latin-1")
+    except UnicodeEncodeError:  # a claim beyond Latin-1: gRPC carries it as UTF-8
+        return FALLBACK
+    return encoded + body
 
 
 def _phrase(status: int) -> str:

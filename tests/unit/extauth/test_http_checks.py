@@ -47,6 +47,7 @@ def test_what_http_cannot_carry_is_left_to_the_grpc_filter() -> None:
     assert encode(Allow(metadata=(("email", '"a@b"'),))) is FALLBACK
     assert encode(Allow(response_headers=(("x-note", "n"),))) is FALLBACK
     assert encode(Allow(headers=(("x-claim", "two\r\nlines"),))) is FALLBACK
+    assert encode(Allow(headers=(("x-name", "名前"),))) is FALLBACK
     assert b"x-gw-extauth-decided" not in FALLBACK
 
 

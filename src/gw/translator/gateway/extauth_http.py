@@ -69,6 +69,7 @@ def build_http_checks(
         cluster=cluster_name(name, server.namespace),
         config_ids=tuple(sorted(served)),
         upstream_headers=tuple(sorted(sets)),
+        # A header one AuthConfig sets and another appends is set: the stricter of the two.
         appended_headers=tuple(sorted(appends - sets)),
     )
 
