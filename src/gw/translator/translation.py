@@ -117,6 +117,9 @@ def _landed(proxies: tuple[ir.Proxy, ...]) -> dict[ResourceKey, list[str]]:
         name = proxy_subresource(proxy)
         for listener in proxy.listeners:
             sources = [v.source for v in listener.virtual_hosts]
+            for part in listener.matched:
+                sources += [v.source for v in part.http.virtual_hosts] if part.http else []
+                sources += [part.source] if part.source is not None else []
             if listener.gateway is not None:
                 sources.append(listener.gateway)
             for source in sources:

@@ -19,6 +19,7 @@ from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.grpc_web import where_grpc_can_reach
 from gw.translator.envoy.listeners import build_listener
+from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
 from gw.translator.envoy.routes import VirtualHostProtos, build_route_configurations
 from gw.translator.envoy.secrets import build_secrets
 
@@ -48,6 +49,7 @@ def build_xds(proxy: ir.Proxy, protos: VirtualHostProtos | None = None) -> Xds:
         out[names.CLUSTER][cluster.name] = build_cluster(cluster)
         if cluster.discovery == "eds":
             out[names.ENDPOINT][cluster.name] = build_load_assignment(cluster)
+    name_static_endpoints(out[names.CLUSTER], auto_rewritten_clusters(proxy))
     for secret in proxy.secrets:
         for resource in build_secrets(secret):
             out[names.SECRET][resource.name] = resource
