@@ -36,14 +36,24 @@ class GrpcWebFilter(ListenerOnly):
 
 def where_grpc_can_reach(listener: ir.Listener, clusters: Sequence[ir.Cluster]) -> ir.Listener:
     """`listener`, with gRPC-Web off unless one of its routes forwards to a cluster that can
-    speak HTTP/2 (a cluster not among `clusters` counts as one: nothing is known of it)."""
+    speak HTTP/2 (a cluster not among `clusters` counts as one: nothing is known of it; so
+    does a cluster a request header names). The dynamic forward proxy's cluster speaks
+    HTTP/1.1. Each HTTP part of a hybrid listener is a listener of its own here."""
+    if listener.matched:
+        parts = tuple(
+            dataclasses.replace(p, http=where_grpc_can_reach(p.http, clusters)) if p.http else p
+            for p in listener.matched
+        )
+        return dataclasses.replace(listener, matched=parts)
     if not listener.plugins.grpc_web:
         return listener
     http1_only = {c.name for c in clusters if not (c.http2 or c.use_downstream_protocol)}
     for vhost in listener.virtual_hosts:
         for route in vhost.routes:
-            if isinstance(route.action, ir.Forward) and any(
-                w.cluster not in http1_only for w in route.action.clusters
+            action = route.action
+            if isinstance(action, ir.Forward) and (
+                action.cluster_header is not None  # any cluster, HTTP/2 ones too
+                or any(w.cluster not in http1_only for w in action.clusters)
             ):
                 return listener
     plugins = dataclasses.replace(listener.plugins, grpc_web=False)

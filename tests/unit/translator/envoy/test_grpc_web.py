@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -60,5 +62,14 @@ def test_one_http2_upstream_or_the_clients_protocol_keeps_it() -> None:
 
 def test_an_unknown_cluster_keeps_it_and_switched_off_stays_off() -> None:
     assert GRPC_WEB in _filters(_listener("elsewhere"), [_cluster("web_default")])
+    by_header = _listener()
+    route = ir.Route(
+        name="r",
+        match=ir.RouteMatch(path_kind="prefix", path="/"),
+        action=ir.Forward(clusters=(), cluster_header="x-cluster"),
+    )
+    vhost = dataclasses.replace(by_header.virtual_hosts[0], routes=(route,))
+    by_header = dataclasses.replace(by_header, virtual_hosts=(vhost,))
+    assert GRPC_WEB in _filters(by_header, [_cluster("web_default")])
     h2 = [_cluster("grpc_default", http2=True)]
     assert GRPC_WEB not in _filters(_listener("grpc_default", grpc_web=False), h2)
