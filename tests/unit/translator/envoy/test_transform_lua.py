@@ -236,18 +236,51 @@ def test_a_header_value_with_a_line_break_is_a_bad_request() -> None:
     )
 
 
-def test_response_reads_saved_request_headers() -> None:
+def test_response_reads_the_request_headers_from_envoy() -> None:
+    """request_header() on a response reads the stream's request headers (Envoy's
+    `requestHeaders()`): a response-only script hooks no request and keeps nothing."""
     step = ir.TemplateTransformation(
         headers=(
             ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
+            ir.RenderedHeader(
+                name="x-named", template=_template('{{ request_header(header("x-which")) }}')
+            ),
         ),
         parse_json=False,
     )
     envoy = LuaEnvoy()
     source = _script(response=step)
-    envoy.run(source, "request", [("x-q", "asked")])
-    handle = envoy.run(source, "response", [(":status", "200")])
+    assert "envoy_on_request" not in source
+    envoy.run(source, "request", [("x-q", "asked"), ("x-other", "too")])
+    handle = envoy.run(source, "response", [(":status", "200"), ("x-which", "X-Other")])
     assert ("x-echo", "asked") in envoy.headers(handle)
+    assert ("x-named", "too") in envoy.headers(handle)
+    assert len(envoy.metadata) == 0
+
+
+def test_a_response_reads_the_request_as_the_request_step_left_it() -> None:
+    """With matchers the chosen rule is kept (its index, in dynamic metadata); request
+    headers the request step set are what request_header() reads on the response."""
+    request = ir.TemplateTransformation(
+        headers=(ir.RenderedHeader(name="x-q", template=_template("changed")),),
+    )
+    response = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
+        ),
+    )
+    rules = (
+        ir.RequestRule(
+            condition=ir.RequestCondition(path_kind="prefix", path="/a"), response=response
+        ),
+        ir.RequestRule(request=request, response=response),
+    )
+    source = script_source(ir.TransformationScript(request_rules=rules), "gw.transform.regular")
+    envoy = LuaEnvoy()
+    envoy.run(source, "request", [(":path", "/b"), ("x-q", "asked")])
+    assert envoy.metadata["gw.transform.regular"]["request"] == 2
+    handle = envoy.run(source, "response", [(":status", "200")])
+    assert ("x-echo", "changed") in envoy.headers(handle)
 
 
 def test_dynamic_metadata_reads_nested_keys() -> None:
