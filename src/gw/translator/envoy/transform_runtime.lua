@@ -287,6 +287,22 @@ function R.var(data, path, missing)
 end
 R.MISSING = {}
 
+-- R.var with a path of one key (most variables): no path table per render.
+function R.var1(data, key, missing)
+  local v
+  if is_array(data) then
+    local index = tonumber(key)
+    v = index and data[index + 1] or nil
+  elseif type(data) == "table" and data ~= NULL then
+    v = data[key]
+  end
+  if v == nil then
+    if missing ~= nil then return missing end
+    fail("variable '" .. key .. "' not found")
+  end
+  return v
+end
+
 -- A loop or `set` variable (`value`, named `name`), then `path` inside it.
 function R.lvar(value, name, path, missing)
   if value == nil then

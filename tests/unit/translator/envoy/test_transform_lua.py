@@ -189,6 +189,28 @@ def test_template_functions(lua: Any, template: str, data: str, expected: str) -
     assert render(lua, template, data) == expected
 
 
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ('{% if a == "x" %}1{% else if a == "y" %}2{% else %}3{% endif %}', "2"),
+        ('{% if a == "x" %}1{% else if a == "z" %}2{% endif %}.', "."),
+        ("{% if a != 1 and a %}[{% if n == 2 %}{{ a }}{% endif %}]{% endif %}", "[y]"),
+        ("{% if not n == 3 or false %}{% endif %}-{% if 0 %}zero{% endif %}", "-"),
+        ("{% if o %}{{ o }}{% endif %}{% if e %}x{% else %}{{ e }}{% endif %}", '{"k":1}[]'),
+        ("{{ a }}" * 50, "y" * 50),
+        ("{% if a %}" + "{{ a }}" * 45 + "{% endif %}", "y" * 45),
+    ],
+)
+def test_templates_with_ifs_as_one_expression_or_a_table(
+    lua: Any, template: str, expected: str
+) -> None:
+    """Text, values and ifs compile to one expression (longer ones to the table form): the
+    same output either way, comparisons with literals as Lua's own equality."""
+    compiled = compile_template(parse_template(template).nodes, False)
+    assert ("table.concat" in compiled) == (template.count("{{") > 40)
+    assert render(lua, template, '{"a": "y", "n": 2, "o": {"k": 1}, "e": []}') == expected
+
+
 def test_replace_with_random_is_random_and_stable_within_a_render(lua: Any) -> None:
     first = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
     second = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
