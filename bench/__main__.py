@@ -32,7 +32,7 @@ DEFAULT_RESULTS = Path(__file__).parent / "results"
 PARTS: dict[str, tuple[list[str], list[str]]] = {
     "dataplane": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
     "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
-    "transform": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
+    "transform": (["--duration", "2", "--reps", "15"], ["--duration", "1", "--reps", "1"]),
     "oidc": (
         ["--duration", "5", "--rounds", "5"],
         ["--duration", "1", "--rounds", "1", "--sessions", "20"],
