@@ -153,7 +153,7 @@ R.first_value = first_value
 
 -- A header's first value as the step has it now (nil: absent). Every call into Envoy
 -- costs, so each name is asked once per step (`c.seen`, false for absent) and the step's
--- own writes keep `c.seen` true (nothing else changes the headers while a step runs).
+-- own writes update `c.seen` (nothing else changes the headers while a step runs).
 local function read(c, name)
   local value = c.seen[name]
   if value == nil then
@@ -166,8 +166,7 @@ end
 -- header("name") with a literal (lower-cased) name.
 function R.hdr(c, name) return read(c, name) or "" end
 
--- What request headers look like to a response without them (a stream Envoy answered
--- before the request headers were complete).
+-- What request headers look like to a response should Envoy have none for the stream.
 local NO_HEADERS = { getAtIndex = function() return nil end }
 
 -- request_header("name"): on a request the headers themselves; on a response the
