@@ -149,6 +149,7 @@ def build_gateways(
     keep_empty: bool = False,
     grpc_web: bool = True,
     now: float | None = None,
+    settings: api.Settings | None = None,
 ) -> dict[ResourceKey, Contribution]:
     """Each valid Gateway's listener (bad ones are reported and left out); `grpc_web` for
     those that do not say. Port clashes between gateways are found when they are chosen
@@ -160,6 +161,7 @@ def build_gateways(
         keep_empty=keep_empty,
         grpc_web=grpc_web,
         now=now,
+        settings=settings,
     )
     context.attached = http_listener_option.attach(refs, reports, options_check(context, _build))
     out: dict[ResourceKey, Contribution] = {}
@@ -203,8 +205,9 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
     if settings is not None:
         settings = with_http_options(settings, http.options, report)
     plugins = build_http_listener_options(
-        http.options, refs, gateway.key, report, grpc_web=context.grpc_web
-    )
+        http.options, refs, gateway.key, report, grpc_web=context.grpc_web,
+        settings=context.settings,
+    )  # fmt: skip
     listener_options = build_listener_options(spec, refs, gateway.key, report)
     selection = _selection(http, gateway.key, refs, report)
     if len(report.errors) > errors:

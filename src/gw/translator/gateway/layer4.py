@@ -45,6 +45,8 @@ class GatewayBuild:
     keep_empty: bool = False
     #: gRPC-Web for the HTTP gateways that do not say (Settings).
     grpc_web: bool = True
+    #: The Settings read (their external processors are what gateways' `extProc*` change).
+    settings: api.Settings | None = None
     now: float | None = None
     #: The HttpListenerOption chosen for each Gateway (`http_listener_option.py`).
     attached: dict[ResourceKey, HttpListenerOptions] = field(default_factory=dict)

@@ -93,6 +93,7 @@ def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:
             out.add(extauth.cluster)
         if limits is not None and limits.cluster is not None:
             out.add(limits.cluster)
+        out.update(p.server.cluster for p in g.plugins.ext_proc if p.server and p.server.cluster)
     return frozenset(out)
 
 

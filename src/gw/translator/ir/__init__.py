@@ -42,7 +42,11 @@ from gw.translator.ir.clusters import (
 )
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.csrf import CsrfPolicy
-from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
+from gw.translator.ir.dynamicforwardproxy import (
+    DnsCache,
+    DynamicForwardProxy,
+    DynamicForwardProxyListener,
+)
 from gw.translator.ir.extauth import (
     AuthService,
     CustomAuth,
@@ -55,6 +59,7 @@ from gw.translator.ir.extproc import (
     ExtProcRoute,
     ExtProcServer,
     GrpcTarget,
+    ListenerExtProc,
     MutationRules,
     ProcessingMode,
 )
@@ -208,7 +213,9 @@ __all__ = [
     "DestinationTraffic",
     "DirectResponse",
     "DnsOptions",
+    "DnsCache",
     "DynamicForwardProxy",
+    "DynamicForwardProxyListener",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
@@ -248,6 +255,7 @@ __all__ = [
     "LambdaInvocation",
     "Listener",
     "ListenerHealthCheck",
+    "ListenerExtProc",
     "ListenerLocalRateLimit",
     "ListenerOptions",
     "Literal",
