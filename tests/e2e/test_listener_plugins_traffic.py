@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
+from tests.support.certs import make_ca, make_cert
 from tests.support.ext_processor import ExtProcessor
 from tests.support.manifests import gateway, upstream, virtual_service
 from tests.support.ports import free_port
@@ -30,6 +31,9 @@ GATEWAYS = {
     "csrf": "{csrf: {filterEnabled: {defaultValue: {numerator: 100}}}}",
     "buffered": "{buffer: {maxRequestBytes: 16}}",
     "forward": "{dynamicForwardProxy: {dnsCacheConfig: {dnsLookupFamily: V4_ONLY, maxHosts: 1}}}",
+    "tls-forward": (
+        "{dynamicForwardProxy: {sslConfig: {secretRef: {name: dfp-ca, namespace: gw-system}}}}"
+    ),
     "sanitized": "{sanitizeClusterHeader: true}",
     "processed": (
         "{extProc: {grpcService: {extProcServerRef: {name: proc, namespace: gw-system}}, "
@@ -77,7 +81,13 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     root = tmp_path_factory.mktemp("listener-traffic")
+    ca = make_ca()
+    server = make_cert(["secure.test"], ca)  # and 127.0.0.1
+    (root / "tls.crt").write_text(server.cert_pem)
+    (root / "tls.key").write_text(server.key_pem)
+    tls = ("--tls-cert", str(root / "tls.crt"), "--tls-key", str(root / "tls.key"))
     echoes = {name: Echo(root, name) for name in ("app", "one", "two")}
+    echoes["secure"] = Echo(root, "secure", *tls)
     processor = ExtProcessor("proc")
     ports = {name: free_port() for name in GATEWAYS}
     folder = root / "config"
@@ -90,6 +100,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         upstream("proc", processor.port, namespace="gw-system"),
         virtual_service("app", "app.test", "app"),
         HOSTS,
+        _ca_secret("dfp-ca", ca.cert_pem),
     ]
     (folder / "all.yaml").write_text("---".join(documents))
     try:
@@ -106,6 +117,18 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         processor.stop()
         for echo in echoes.values():
             echo.stop()
+
+
+def _ca_secret(name: str, pem: str) -> str:
+    indented = "".join(f"    {line}\n" for line in pem.strip().splitlines())
+    return f"""
+apiVersion: v1
+kind: Secret
+metadata: {{name: {name}, namespace: gw-system}}
+type: Opaque
+stringData:
+  ca.crt: |
+{indented}"""
 
 
 def _answers(setup: Setup, gateway: str) -> bool:
@@ -154,6 +177,22 @@ def test_dynamic_forward_proxy_uses_the_listener_dns_cache(setup: Setup) -> None
     for target, name in ((one, "one"), (two, "two")):
         served = setup.send("plain", "GET", "forward.test", headers={"x-target": target})
         assert _echoed_by(served) == name
+
+
+def test_dynamic_forward_proxy_speaks_tls_to_the_proxied_hosts(setup: Setup) -> None:
+    """`sslConfig` with a CA: the `tls-forward` gateway reaches a TLS host whose
+    certificate that CA signed for the host's name, not the same host by another name, nor
+    a plain-HTTP one."""
+    secure = f"127.0.0.1:{setup.echoes['secure'].port}"
+    served = setup.send("tls-forward", "GET", "forward.test", headers={"x-target": secure})
+    assert _echoed_by(served) == "secure"
+    by_name = secure.replace("127.0.0.1", "localhost")  # a name the certificate lacks
+    mismatch = setup.send("tls-forward", "GET", "forward.test", headers={"x-target": by_name})
+    assert mismatch.status_code == 503
+    plain = f"127.0.0.1:{setup.echoes['one'].port}"
+    refused = setup.send("tls-forward", "GET", "forward.test", headers={"x-target": plain})
+    assert refused.status_code == 503
+    assert "x-echo-name" not in refused.headers
 
 
 def test_sanitize_cluster_header_removes_the_client_sent_header(setup: Setup) -> None:

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
 from envoy.config.cluster.v3 import cluster_pb2
-from envoy.config.core.v3 import address_pb2, extension_pb2, resolver_pb2
+from envoy.config.core.v3 import address_pb2, base_pb2, extension_pb2, protocol_pb2, resolver_pb2
 from envoy.config.route.v3 import route_pb2
 from envoy.extensions.clusters.dynamic_forward_proxy.v3 import cluster_pb2 as dfp_cluster_pb2
 from envoy.extensions.common.dynamic_forward_proxy.v3 import dns_cache_pb2
@@ -29,11 +29,14 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
 from envoy.extensions.network.dns_resolver.cares.v3 import cares_dns_resolver_pb2
+from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.circuitbreakers import add_circuit_breakers
+from gw.translator.envoy.clusters import build_upstream_tls
+from gw.translator.envoy.connection import HTTP_OPTIONS
 from gw.translator.envoy.matching import milliseconds
 from gw.translator.envoy.packing import pack
 
@@ -159,7 +162,36 @@ def _cluster(name: str, own: ir.DynamicForwardProxyListener | None) -> cluster_p
     )
     if own is not None:
         add_circuit_breakers(out, own.circuit_breakers)
+    if own is not None and own.tls is not None:
+        _add_tls(out, own.tls)
     return out
+
+
+def _add_tls(out: cluster_pb2.Cluster, tls: ir.UpstreamTls) -> None:
+    """TLS to the proxied hosts. Without an `sni` of its own, each connection's SNI is the
+    host it was made for, and with a CA the certificate must also name that host (Envoy
+    asks both of a dynamic forward proxy cluster that sets either; without a CA nothing is
+    verified, as for an Upstream, which Envoy calls insecure)."""
+    out.transport_socket.CopyFrom(
+        base_pb2.TransportSocket(
+            name=names.TLS_TRANSPORT_SOCKET, typed_config=pack(build_upstream_tls(tls))
+        )
+    )
+    if tls.sni is not None:
+        return
+    verified = bool(tls.ca_secret or tls.ca_file)
+    options = http_options_pb2.HttpProtocolOptions(
+        upstream_http_protocol_options=protocol_pb2.UpstreamHttpProtocolOptions(
+            auto_sni=True, auto_san_validation=verified
+        )
+    )
+    options.explicit_http_config.http_protocol_options.SetInParent()
+    out.typed_extension_protocol_options[HTTP_OPTIONS].CopyFrom(pack(options))
+    if not verified:
+        config = dfp_cluster_pb2.ClusterConfig()
+        out.cluster_type.typed_config.Unpack(config)
+        config.allow_insecure_cluster_options = True
+        out.cluster_type.typed_config.CopyFrom(pack(config))
 
 
 def _http_listeners(listeners: Iterable[ir.Listener]) -> Iterator[ir.Listener]:

@@ -1,15 +1,19 @@
 """A Gateway's `httpGateway.options.dynamicForwardProxy` → `ir.DynamicForwardProxyListener`:
-the DNS cache of the listener's dynamically forwarded routes (`dnsCacheConfig`, required)
-and their upstream connections (`circuitBreakers`, `saveUpstreamAddress`).
+the DNS cache of the listener's dynamically forwarded routes (`dnsCacheConfig`; without it,
+as `{}`, Envoy's defaults with IPv4 looked up first, as the established guide's
+`dynamicForwardProxy: {}`) and their upstream connections (`circuitBreakers`,
+`saveUpstreamAddress`, `sslConfig`: TLS to the proxied hosts, as an Upstream's, its SNI the
+host of each request unless `sni` names one).
 
 Each value is checked against Envoy's limits here, so that a bad one rejects the Gateway
 with its field instead of Envoy refusing the listener. The resolver is c-ares (Envoy's
 default; `caresDns` names its servers); `appleDns` exists only in Envoy's builds for Apple
-platforms, and TLS to the proxied hosts (`sslConfig`) is not built: both are refused.
+platforms and is refused.
 """
 
 from __future__ import annotations
 
+from gw.api import ResourceKey
 from gw.api.duration import optional_ms
 from gw.api.dynamicforwardproxy import (
     CaresDnsResolverConfig,
@@ -19,32 +23,39 @@ from gw.api.dynamicforwardproxy import (
 )
 from gw.translator import ir
 from gw.translator.gateway.circuitbreakers import build_circuit_breakers
+from gw.translator.gateway.upstream_tls import build_ssl_config
+from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
 
 def build_listener_dynamic_forward_proxy(
-    config: DynamicForwardProxyListener, field: str, report: ResourceReport
+    config: DynamicForwardProxyListener,
+    field: str,
+    *,
+    owner: ResourceKey,
+    refs: Refs,
+    report: ResourceReport,
+    now: float | None,
+    secrets: list[ir.TlsSecret],
 ) -> ir.DynamicForwardProxyListener | None:
+    """The listener's settings; the TLS secrets they use are added to `secrets`."""
     errors = len(report.errors)
-    if config.dns_cache_config is None:
-        report.error(
-            f"{field}.dnsCacheConfig",
-            "required: the DNS cache of the proxied hosts (dnsCacheConfig: {} keeps Envoy's "
-            "defaults)",
-        )
-        return None
+    tls = None
     if config.ssl_config is not None:
-        report.error(
-            f"{field}.sslConfig",
-            "not supported in gw yet: TLS to dynamically forwarded hosts is not built; remove "
-            "it (the proxied hosts are reached over plain HTTP)",
+        ssl = config.ssl_config
+        tls, used = build_ssl_config(
+            ssl, ssl.sni, f"{field}.sslConfig", referrer=owner, refs=refs, report=report, now=now
         )
-    cache = _dns_cache(config.dns_cache_config, f"{field}.dnsCacheConfig", report)
+        secrets.extend(used)
+    cache = _dns_cache(
+        config.dns_cache_config or DnsCacheConfig(), f"{field}.dnsCacheConfig", report
+    )
     if cache is None or len(report.errors) > errors:
         return None
     return ir.DynamicForwardProxyListener(
         dns_cache=cache,
         save_upstream_address=config.save_upstream_address,
+        tls=tls,
         circuit_breakers=build_circuit_breakers(config.circuit_breakers),
     )
 

@@ -204,9 +204,10 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
     )
     if settings is not None:
         settings = with_http_options(settings, http.options, report)
+    secrets: list[ir.TlsSecret] = []
     plugins = build_http_listener_options(
         http.options, refs, gateway.key, report, grpc_web=context.grpc_web,
-        settings=context.settings,
+        settings=context.settings, now=context.now, secrets=secrets,
     )  # fmt: skip
     listener_options = build_listener_options(spec, refs, gateway.key, report)
     selection = _selection(http, gateway.key, refs, report)
@@ -227,7 +228,8 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
         plugins=plugins,
         route_options=build_route_config_options(spec.route_options),
     )
-    return Contribution(gateways=(listener,), clusters=collector_clusters(listener.options, source))
+    clusters = collector_clusters(listener.options, source)
+    return Contribution(gateways=(listener,), clusters=clusters, secrets=tuple(secrets))
 
 
 def _layer4(

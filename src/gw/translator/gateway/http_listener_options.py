@@ -48,10 +48,13 @@ def build_http_listener_options(
     *,
     grpc_web: bool = True,
     settings: api.Settings | None = None,
+    now: float | None = None,
+    secrets: list[ir.TlsSecret] | None = None,
 ) -> ir.HttpListenerOptions:
     """The listener's filters; `grpc_web` is the default for a gateway that does not say,
-    `settings` the Settings read (their processors are what `extProc*` change). Findings
-    go to `report` (a value with errors is not served)."""
+    `settings` the Settings read (their processors are what `extProc*` change); the TLS
+    secrets the filters use are added to `secrets`. Findings go to `report` (a value with
+    errors is not served)."""
     if options is None:
         return ir.HttpListenerOptions(grpc_web=grpc_web)
     _refuse_unbuilt(options, report)
@@ -76,7 +79,7 @@ def build_http_listener_options(
             "the Settings' ratelimitServer.rateLimitBeforeAuth, for every gateway",
         )
     return ir.HttpListenerOptions(
-        **_traffic(options, settings, refs, owner, report),
+        **_traffic(options, settings, refs, owner, report, now, secrets),
         health_check=build_health_check(health, report) if health else None,
         grpc_web=not options.grpc_web.disable if options.grpc_web else grpc_web,
         gzip=build_gzip(gzip, report) if gzip else None,
@@ -108,6 +111,8 @@ def _traffic(
     refs: Refs,
     owner: ResourceKey,
     report: ResourceReport,
+    now: float | None,
+    secrets: list[ir.TlsSecret] | None,
 ) -> dict[str, Any]:
     """The listener-wide versions of the traffic policies hosts and routes have: buffer,
     CSRF, the dynamic forward proxy's cache, cluster-header sanitizing, ext_proc."""
@@ -118,7 +123,13 @@ def _traffic(
         else None,
         "csrf": build_csrf(options.csrf, f"{FIELD}.csrf", report),
         "dynamic_forward_proxy": build_listener_dynamic_forward_proxy(
-            dfp, f"{FIELD}.dynamicForwardProxy", report
+            dfp,
+            f"{FIELD}.dynamicForwardProxy",
+            owner=owner,
+            refs=refs,
+            report=report,
+            now=now,
+            secrets=secrets if secrets is not None else [],
         )
         if dfp
         else None,

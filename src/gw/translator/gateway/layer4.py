@@ -129,6 +129,7 @@ def _hybrid_context(
         built = _scoped(part, owner, field, report, context, build)
         if built is None:
             return None
+        tcp.secrets.extend(built.secrets)  # its listener's, e.g. dynamic forward proxy TLS
         return dataclasses.replace(built.gateways[0], role=part_role, source=None)
 
     return HybridContext(

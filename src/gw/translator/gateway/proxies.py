@@ -87,7 +87,8 @@ def assemble(
 def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:
     """The clusters of the servers Gateways name for their own listeners (gRPC too)."""
     out = set()
-    for g in gateways:
+    parts = [s.http for g in gateways for s in g.matched if s.http is not None]
+    for g in (*gateways, *parts):
         extauth, limits = g.plugins.extauth_server, g.plugins.ratelimit_server
         if extauth is not None and extauth.cluster is not None:
             out.add(extauth.cluster)
@@ -177,6 +178,7 @@ def _layer4_listener(
                 virtual_hosts=tuple(vhosts),
                 http=section.http.http,
                 options=section.http.options,
+                plugins=section.http.plugins,
             )
         matched.append(
             ir.MatchedListener(
