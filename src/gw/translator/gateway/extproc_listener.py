@@ -44,15 +44,16 @@ def build_listener_ext_proc(
         if own is not None and disabled is not None:
             report.error(f"{field}.{switch}", f"set at most one of {switch} and {name}")
         elif disabled is not None:
-            if not disabled or declared is None:
-                why = (
-                    "false keeps the Settings' processor"
-                    if not disabled
-                    else (f"the Settings declare no {name} processor")
+            if not disabled:
+                report.warning(
+                    f"{field}.{switch}", "no effect: false keeps the Settings' processor"
                 )
-                report.warning(f"{field}.{switch}", f"no effect: {why}; remove it")
-                continue
-            out.append(ir.ListenerExtProc(variant=variant, disabled=True))
+            elif declared is None:
+                report.warning(
+                    f"{field}.{switch}", f"no effect: the Settings declare no {name} processor"
+                )
+            else:
+                out.append(ir.ListenerExtProc(variant=variant, disabled=True))
         elif own is not None:
             merged = merge_fields(own, declared) or own
             server = build_server(merged, variant, f"{field}.{name}", owner, refs, report)
