@@ -188,7 +188,9 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     if templated and any(f.verdict.endswith("template cannot render") for f in explanation.filters):
         return problems  # a template explain does not run could not render
     limited = seen.status == 429 and any(
-        "limit" in f.verdict for f in explanation.filters if f.kind.endswith("ratelimit")
+        "limit" in f.verdict or "bucket" in f.verdict
+        for f in explanation.filters
+        if f.kind.endswith("ratelimit")
     )
     if limited:
         return problems  # counters explain cannot see reached a limit

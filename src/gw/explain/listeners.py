@@ -24,6 +24,7 @@ from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_p
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
+from envoy.extensions.transport_sockets.tcp_stats.v3 import tcp_stats_pb2
 from envoy.extensions.transport_sockets.tls.v3 import tls_pb2
 
 from gw.explain.request import Request
@@ -95,7 +96,7 @@ def connect(served: Served, request: Request, port: int) -> Connection:
     manager = manager_of(chain)
     if manager is None:  # a TCP proxy (`tcp.py`), or nothing explain knows
         return Connection(listener, chain, None, None, tuple(steps))
-    if request.tls and not chain.HasField("transport_socket"):
+    if request.tls and not chain_terminates_tls(chain):
         return Connection(
             listener,
             chain,
@@ -154,7 +155,7 @@ def select_chain(
     plain = _from([c for c in usable if not c.filter_chain_match.server_names], request.source_ip)
     if plain:
         chain = plain[0]
-        tls = chain.HasField("transport_socket")
+        tls = chain_terminates_tls(chain)
         if tls and not request.tls:
             return None, (
                 f"the listener on port {listener_port(listener)} terminates TLS: a plain HTTP "
@@ -164,7 +165,7 @@ def select_chain(
         return chain, f"filter chain {_name(chain)}: the chain without server names ({why})"
     if listener.HasField("default_filter_chain"):
         return listener.default_filter_chain, "the listener's default filter chain"
-    if not request.tls and any(c.HasField("transport_socket") for c in chains):
+    if not request.tls and any(chain_terminates_tls(c) for c in chains):
         return None, (
             f"the listener on port {listener_port(listener)} terminates TLS: a plain HTTP "
             "request gets no answer (use an https:// URL)"
@@ -224,8 +225,23 @@ def manager_of(chain: lc_pb2.FilterChain) -> hcm_pb2.HttpConnectionManager | Non
     return None
 
 
+def tls_context(chain: lc_pb2.FilterChain) -> tls_pb2.DownstreamTlsContext | None:
+    """The chain's TLS settings; None for a plain chain. A chain with `tcpStats` has its
+    transport socket (TLS or plain bytes) inside Envoy's `tcp_stats` socket."""
+    socket = chain.transport_socket
+    stats = tcp_stats_pb2.Config()
+    if socket.typed_config.Unpack(stats):
+        socket = stats.transport_socket
+    context = tls_pb2.DownstreamTlsContext()
+    return context if socket.typed_config.Unpack(context) else None
+
+
+def chain_terminates_tls(chain: lc_pb2.FilterChain) -> bool:
+    return tls_context(chain) is not None
+
+
 def terminates_tls(listener: listener_pb2.Listener) -> bool:
-    return any(c.HasField("transport_socket") for c in listener.filter_chains)
+    return any(chain_terminates_tls(c) for c in listener.filter_chains)
 
 
 def choose_port(served: Served, request: Request, proxy_port: int | None) -> tuple[int | None, str]:
@@ -251,10 +267,8 @@ def requires_client_certificate(chain: lc_pb2.FilterChain) -> bool:
     """A client certificate is required, or checks are set that only a certificate can pass
     (subject alt names, hashes): Envoy then fails a handshake without one, whatever
     `require_client_certificate` says."""
-    if not chain.HasField("transport_socket"):
-        return False
-    context = tls_pb2.DownstreamTlsContext()
-    if not chain.transport_socket.typed_config.Unpack(context):
+    context = tls_context(chain)
+    if context is None:
         return False
     common = context.common_tls_context
     validation = (

@@ -11,6 +11,7 @@ from envoy.config.listener.v3 import listener_components_pb2 as lc_pb2
 from envoy.extensions.filters.network.tcp_proxy.v3 import tcp_proxy_pb2
 
 from gw.explain.explanation import Outcome
+from gw.explain.listeners import chain_terminates_tls
 from gw.explain.outcome import cluster_destination
 from gw.explain.request import Request
 from gw.explain.served import Served
@@ -38,7 +39,7 @@ def tcp_outcome(chain: lc_pb2.FilterChain, request: Request, served: Served) -> 
     destinations = tuple(
         cluster_destination(name, weight, 100 * weight / total, served) for name, weight in targets
     )
-    by = PASSTHROUGH if request.tls and not chain.HasField("transport_socket") else "tcp proxy"
+    by = PASSTHROUGH if request.tls and not chain_terminates_tls(chain) else "tcp proxy"
     if not any(d.endpoints and not d.note for d in destinations):
         reason = "no cluster with a healthy endpoint: Envoy closes the connection"
         return Outcome(action="close", by=by, destinations=destinations, reason=reason)
