@@ -90,7 +90,14 @@ def _dns_cache(config: DnsCacheConfig, field: str, report: ResourceReport) -> ir
     resolvers = []
     for i, address in enumerate(cares.resolvers):
         where = f"{field}.caresDns.resolvers[{i}]"
-        if address.pipe is not None or address.socket_address is None:
+        if address.pipe is not None:
+            report.error(
+                f"{where}.pipe",
+                "pipe is not supported: c-ares asks DNS servers at socket addresses; use "
+                "socketAddress (address and portValue)",
+            )
+            continue
+        if address.socket_address is None:
             report.error(where, "a DNS server is a socketAddress (address and portValue)")
             continue
         resolvers.append(_socket(address.socket_address, f"{where}.socketAddress", report))
