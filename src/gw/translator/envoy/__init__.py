@@ -17,6 +17,7 @@ from gw.translator.envoy import names
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.grpc_web import where_grpc_can_reach
 from gw.translator.envoy.listeners import build_listener
 from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
 from gw.translator.envoy.routes import VirtualHostProtos, build_route_configurations
@@ -40,6 +41,7 @@ def build_xds(proxy: ir.Proxy, protos: VirtualHostProtos | None = None) -> Xds:
     out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
     stripped = server_headers(proxy.auth_configs)
     for listener in proxy.listeners:
+        listener = where_grpc_can_reach(listener, proxy.clusters)
         out[names.LISTENER][listener.name] = build_listener(listener, stripped)
         for route_configuration in build_route_configurations(listener, protos):
             out[names.ROUTE][route_configuration.name] = route_configuration
