@@ -4,8 +4,9 @@ listener's HTTP connection manager does besides routing.
 Typed and built: `httpConnectionManagerSettings` (`api/hcm.py`), `connectionLimit`,
 `healthCheck`, `grpcWeb`, `gzip`, `httpLocalRatelimit`, `networkLocalRatelimit`,
 `statefulSession`, `router`, `headerValidationSettings`, `leftmostXffAddress`,
-`grpcJsonTranscoder`,
-and `extauth` / `ratelimitServer` (this listener's servers, over the Settings'). The
+`grpcJsonTranscoder`, `buffer`, `csrf`, `dynamicForwardProxy`, `sanitizeClusterHeader`,
+the external processors (`extProc*`, `disableExtProc*`), and `extauth` /
+`ratelimitServer` (this listener's servers, over the Settings'). The
 other established fields are parsed as plain data, so that a manifest using them loads and
 gets a status naming them (`NOT_BUILT`, each with the reason), while a misspelt field stays
 an unknown field.
@@ -15,7 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from gw.api.buffer import Buffer
+from gw.api.csrf import CsrfPolicy
 from gw.api.duration import Duration
+from gw.api.dynamicforwardproxy import DynamicForwardProxyListener
+from gw.api.extproc import ExtProcSettings
 from gw.api.hcm import HttpConnectionManagerSettings
 from gw.api.listener_options import ConnectionLimit
 from gw.api.meta import Model, ResourceRef, UInt32
@@ -41,25 +46,12 @@ NOT_BUILT = {
     "tap": (
         "the tap filter's sinks are the established gateway's tap servers, which gw does not have"
     ),
-    "sanitizeClusterHeader": (
-        "gw's routes do not pick their cluster from a request header (routeAction.clusterHeader "
-        "is not built yet), so there is no header to sanitize"
-    ),
     "caching": (
         "stock Envoy's cache filter (1.40) sends cache misses to the upstream through an "
         "internal client, so the upstream sees them as internal requests (x-envoy-internal: "
         "true, 192.0.2.2 appended to X-Forwarded-For) and the route's response headers are "
         "lost; caching needs the established gateway's caching server and its filter"
     ),
-    "buffer": "the listener-wide request buffer is not built yet",
-    "csrf": "the listener-wide CSRF policy is not built yet",
-    "dynamicForwardProxy": "the dynamic forward proxy is not built yet",
-    "disableExtProcEarly": "ext_proc at listener level is not built",
-    "extProcEarly": "ext_proc at listener level is not built",
-    "disableExtProc": "ext_proc at listener level is not built",
-    "extProc": "ext_proc at listener level is not built",
-    "disableExtProcLate": "ext_proc at listener level is not built",
-    "extProcLate": "ext_proc at listener level is not built",
 }
 
 
@@ -178,21 +170,23 @@ class HttpListenerOptions(Model):
     extauth: ExtAuthSettings | None = None
     ratelimit_server: RateLimitServerSettings | None = None
     grpc_json_transcoder: GrpcJsonTranscoder | None = None
+    buffer: Buffer | None = None
+    csrf: CsrfPolicy | None = None
+    dynamic_forward_proxy: DynamicForwardProxyListener | None = None
+    sanitize_cluster_header: bool | None = None
+    #: Each a oneof: switch the Settings' processor off here, or this listener's own
+    #: (its fields over the Settings').
+    disable_ext_proc_early: bool | None = None
+    ext_proc_early: ExtProcSettings | None = None
+    disable_ext_proc: bool | None = None
+    ext_proc: ExtProcSettings | None = None
+    disable_ext_proc_late: bool | None = None
+    ext_proc_late: ExtProcSettings | None = None
     # Parsed so that an established manifest loads; refused by name (`NOT_BUILT`).
     extensions: Any = None
     caching: Any = None
     waf: Any = None
     dlp: Any = None
     wasm: Any = None
-    disable_ext_proc_early: Any = None
-    ext_proc_early: Any = None
-    disable_ext_proc: Any = None
-    ext_proc: Any = None
-    disable_ext_proc_late: Any = None
-    ext_proc_late: Any = None
     proxy_latency: Any = None
-    buffer: Any = None
-    csrf: Any = None
-    sanitize_cluster_header: Any = None
-    dynamic_forward_proxy: Any = None
     tap: Any = None

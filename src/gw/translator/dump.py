@@ -48,8 +48,19 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
     return data
 
 
+#: Listener plugins whose unset values are left out, so that dumps without them stay short.
+_QUIET_PLUGINS: tuple[tuple[str, object], ...] = (
+    ("ext_proc", []),
+    ("sanitize_cluster_header", False),
+)
+
+
 def _drop_no_parts(listener: dict[str, Any]) -> None:
     """Only hybrid listeners have parts: the others' dumps stay as they were."""
+    plugins = listener.get("plugins") or {}
+    for name, unset in _QUIET_PLUGINS:
+        if plugins.get(name, unset) == unset:
+            plugins.pop(name, None)
     if not listener.get("matched"):
         listener.pop("matched", None)
     for part in listener.get("matched", []):

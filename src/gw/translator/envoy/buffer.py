@@ -1,7 +1,7 @@
-"""`ir.BufferLimit` → Envoy's buffer filter. The listener's filter is off by default
-(`disabled`): it buffers only where a virtual host, route or weighted destination gives a
-limit (a per-filter config switches it on there), and `disabled: true` below a limit
-switches it off again."""
+"""`ir.BufferLimit` → Envoy's buffer filter. Unless the listener has a limit of its own (a
+Gateway's `buffer`), its filter is off by default (`disabled`): it buffers only where a
+virtual host, route or weighted destination gives a limit (a per-filter config switches it
+on there), and `disabled: true` below a limit switches it off again."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ class BufferFilter:
         if not used_anywhere(vhosts, _buffer):
             return None
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(_PLACEHOLDER), disabled=True)
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """A Gateway's `buffer` is the listener's limit, on for every request there."""
+        own = listener.plugins.buffer
+        if own is None or own.max_request_bytes is None:
+            return self.listener_filter(vhosts)
+        size = wrappers_pb2.UInt32Value(value=own.max_request_bytes)
+        config = buffer_pb2.Buffer(max_request_bytes=size)
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         limit = vhost.traffic.buffer if vhost.traffic is not None else None

@@ -1,6 +1,7 @@
-"""`ir.CsrfPolicy` → Envoy's CSRF filter. The listener's filter enforces nothing (0%); the
-policies of virtual hosts, routes and weighted destinations are per-filter configs, the
-most specific one applying (the established gateway's translation)."""
+"""`ir.CsrfPolicy` → Envoy's CSRF filter. The listener's filter holds the Gateway's `csrf`
+policy, or enforces nothing (0%) without one; the policies of virtual hosts, routes and
+weighted destinations are per-filter configs, the most specific one applying (the
+established gateway's translation)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ class CsrfFilter:
         if not used_anywhere(vhosts, _csrf):
             return None
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(build_csrf_policy(_OFF)))
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """A Gateway's `csrf` is the listener's policy, for hosts and routes without one."""
+        own = listener.plugins.csrf
+        if own is None:
+            return self.listener_filter(vhosts)
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(build_csrf_policy(own)))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         policy = vhost.traffic.csrf if vhost.traffic is not None else None

@@ -4,7 +4,8 @@ and routes change about them → `ExtProcPerRoute` configs.
 A processor's filter sits where its `filterStage` puts it: `ExtProcFilter`s stand at each
 spot of `filters.py`'s chain, and only the one at the processor's slot emits it (filter
 name `gw.ext_proc.<variant>`, which per-route configs are keyed by). Every host gets every
-declared processor (`gateway/extproc.py`).
+declared processor (`gateway/extproc.py`). A Gateway's own processor replaces the Settings'
+one on its listener, or switches it off there (`ir.ListenerExtProc`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,25 @@ class ExtProcFilter:
             return None
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(build_processor(server)))
 
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """The listener's own processor replaces the Settings' one there (at its own
+        slot); switched off there, the Settings' one is on the chain disabled, so that a
+        host or route that overrides it switches it on."""
+        own = next((p for p in listener.plugins.ext_proc if p.variant == self.variant), None)
+        if own is None:
+            return self.listener_filter(vhosts)
+        if own.server is not None:
+            if own.server.slot != self.slot:
+                return None
+            config = pack(build_processor(own.server))
+            return hcm_pb2.HttpFilter(name=self.name, typed_config=config)
+        built = self.listener_filter(vhosts)
+        if built is not None:
+            built.disabled = True
+        return built
+
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         changes = vhost.traffic.ext_proc if vhost.traffic is not None else ()
         return self._per_route(vhost, changes)
@@ -62,7 +82,10 @@ class ExtProcFilter:
     def _per_route(
         self, vhost: ir.VirtualHost, changes: Iterable[ir.ExtProcRoute]
     ) -> Message | None:
-        if self._server(vhost) is None:
+        """One filter of the variant says it (the last one): the processor a host's
+        listener runs may sit at another slot than the Settings' one, or be the
+        listener's own."""
+        if self.slot != "last":
             return None
         change = next((c for c in changes if c.variant == self.variant), None)
         return None if change is None else build_per_route(change)

@@ -42,6 +42,7 @@ from google.protobuf import wrappers_pb2
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.access_log import build_access_logs
+from gw.translator.envoy.dynamicforwardproxy import sanitized_cluster_headers
 from gw.translator.envoy.headers import header_option
 from gw.translator.envoy.packing import duration, pack
 from gw.translator.envoy.tracing import build_tracing
@@ -110,7 +111,9 @@ def build_manager(
     _add_request_ids(out, http)
     _add_addresses(out, http)
     _add_protocols(out, http)
-    removed = sorted({*http.early_headers_to_remove, *server_headers})
+    removed = sorted(
+        {*http.early_headers_to_remove, *server_headers, *sanitized_cluster_headers(listener)}
+    )
     if removed or http.early_headers_to_add:
         out.early_header_mutation_extensions.append(_early_mutation(removed, http))
     if http.tracing is not None:

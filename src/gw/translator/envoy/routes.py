@@ -15,6 +15,7 @@ from gw.translator.envoy import extauth_http, names, tls
 from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
 from gw.translator.envoy.azure import add_function_call
 from gw.translator.envoy.destinations import add_destination_traffic
+from gw.translator.envoy.dynamicforwardproxy import retarget
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
@@ -50,12 +51,17 @@ def build_route_configurations(
         return [rc for part in parts for rc in build_route_configurations(part, protos)]
     options = listener.route_options
     if tls.is_tls(listener):
-        return [
-            build_route_configuration(tls.route_config_name(listener, v), (v,), protos, options)
-            for v in listener.virtual_hosts
-        ]
+        return retarget(
+            [
+                build_route_configuration(tls.route_config_name(listener, v), (v,), protos, options)
+                for v in listener.virtual_hosts
+            ],
+            listener,
+        )
     name = listener.route_config_name
-    return [build_route_configuration(name, listener.virtual_hosts, protos, options)]
+    return retarget(
+        [build_route_configuration(name, listener.virtual_hosts, protos, options)], listener
+    )
 
 
 def build_route_configuration(

@@ -1,10 +1,11 @@
 """`bufferPerRoute` (virtual host, route, weighted destination) → `ir.BufferLimit`: the
 request body is buffered whole up to `buffer.maxRequestBytes` (413 beyond it), or
-buffering is switched off where a wider level set it (`disabled: true`). Exactly one."""
+buffering is switched off where a wider level set it (`disabled: true`). Exactly one.
+A Gateway's `httpGateway.options.buffer` is the listener's own limit (`build_listener_buffer`)."""
 
 from __future__ import annotations
 
-from gw.api.buffer import BufferPerRoute
+from gw.api.buffer import Buffer, BufferPerRoute
 from gw.translator import ir
 from gw.translator.reports import ResourceReport
 
@@ -29,10 +30,18 @@ def build_buffer(
             return None
         return ir.BufferLimit(disabled=True)
     assert buffer.buffer is not None
-    size = buffer.buffer.max_request_bytes
+    return build_listener_buffer(buffer.buffer, f"{field}.buffer", report)
+
+
+def build_listener_buffer(
+    buffer: Buffer, field: str, report: ResourceReport
+) -> ir.BufferLimit | None:
+    """A limit of its own (a Gateway's `httpGateway.options.buffer`, the listener-wide one
+    that hosts and routes override, or inside `bufferPerRoute`)."""
+    size = buffer.max_request_bytes
     if size is None or not 0 < size <= _MAX:
         report.error(
-            f"{field}.buffer.maxRequestBytes",
+            f"{field}.maxRequestBytes",
             f"maxRequestBytes must be between 1 and {_MAX}, received {size}",
         )
         return None

@@ -71,49 +71,63 @@ def server_builder(
         if declared is None:
             return None
         field = f"spec.{FIELDS[variant]}"
-        if variant == "late" and declared.filter_stage is not None:
-            report.warning(
-                f"{field}.filterStage", "ignored: extProcLate always runs last, before the router"
-            )
-        service = grpc_target(
-            declared.grpc_service, f"{field}.grpcService", settings.key, refs, report
-        )
-        refuse_async(declared.async_mode, field, report)
-        rules = declared.forward_rules
-        return ir.ExtProcServer(
-            variant=variant,
-            slot="last" if variant == "late" else slot_of(declared.filter_stage),
-            service=service,
-            failure_mode_allow=bool(declared.failure_mode_allow),
-            processing_mode=processing_mode(declared.processing_mode),
-            request_attributes=tuple(declared.request_attributes),
-            response_attributes=tuple(declared.response_attributes),
-            message_timeout_ms=_ms(declared.message_timeout),
-            max_message_timeout_ms=_ms(declared.max_message_timeout),
-            stat_prefix=declared.stat_prefix,
-            mutation_rules=_mutation_rules(
-                declared.mutation_rules, f"{field}.mutationRules", report
-            ),
-            disable_clear_route_cache=declared.disable_clear_route_cache,
-            allowed_headers=_headers(
-                rules.allowed_headers if rules else None,
-                f"{field}.forwardRules.allowedHeaders",
-                report,
-            ),
-            disallowed_headers=_headers(
-                rules.disallowed_headers if rules else None,
-                f"{field}.forwardRules.disallowedHeaders",
-                report,
-            ),
-            filter_metadata=json.dumps(declared.filter_metadata, sort_keys=True)
-            if declared.filter_metadata
-            else None,
-            allow_mode_override=declared.allow_mode_override,
-            metadata_namespaces=tuple(declared.metadata_context_namespaces),
-            typed_metadata_namespaces=tuple(declared.typed_metadata_context_namespaces),
-        )
+        return build_server(declared, variant, field, settings.key, refs, report)
 
     return build
+
+
+def build_server(
+    declared: ExtProcSettings,
+    variant: Variant,
+    field: str,
+    owner: ResourceKey,
+    refs: Refs,
+    report: ResourceReport,
+    *,
+    needs_http2: bool = False,
+) -> ir.ExtProcServer:
+    """One processor as `declared` at `field` of `owner` (the Settings, or a Gateway's
+    listener with `needs_http2` when the Upstream is its own)."""
+    if variant == "late" and declared.filter_stage is not None:
+        report.warning(
+            f"{field}.filterStage", "ignored: extProcLate always runs last, before the router"
+        )
+    service = grpc_target(
+        declared.grpc_service, f"{field}.grpcService", owner, refs, report,
+        needs_http2=needs_http2,
+    )  # fmt: skip
+    refuse_async(declared.async_mode, field, report)
+    rules = declared.forward_rules
+    return ir.ExtProcServer(
+        variant=variant,
+        slot="last" if variant == "late" else slot_of(declared.filter_stage),
+        service=service,
+        failure_mode_allow=bool(declared.failure_mode_allow),
+        processing_mode=processing_mode(declared.processing_mode),
+        request_attributes=tuple(declared.request_attributes),
+        response_attributes=tuple(declared.response_attributes),
+        message_timeout_ms=_ms(declared.message_timeout),
+        max_message_timeout_ms=_ms(declared.max_message_timeout),
+        stat_prefix=declared.stat_prefix,
+        mutation_rules=_mutation_rules(declared.mutation_rules, f"{field}.mutationRules", report),
+        disable_clear_route_cache=declared.disable_clear_route_cache,
+        allowed_headers=_headers(
+            rules.allowed_headers if rules else None,
+            f"{field}.forwardRules.allowedHeaders",
+            report,
+        ),
+        disallowed_headers=_headers(
+            rules.disallowed_headers if rules else None,
+            f"{field}.forwardRules.disallowedHeaders",
+            report,
+        ),
+        filter_metadata=json.dumps(declared.filter_metadata, sort_keys=True)
+        if declared.filter_metadata
+        else None,
+        allow_mode_override=declared.allow_mode_override,
+        metadata_namespaces=tuple(declared.metadata_context_namespaces),
+        typed_metadata_namespaces=tuple(declared.typed_metadata_context_namespaces),
+    )
 
 
 def grpc_target(

@@ -149,6 +149,7 @@ def build_gateways(
     keep_empty: bool = False,
     grpc_web: bool = True,
     now: float | None = None,
+    settings: api.Settings | None = None,
 ) -> dict[ResourceKey, Contribution]:
     """Each valid Gateway's listener (bad ones are reported and left out); `grpc_web` for
     those that do not say. Port clashes between gateways are found when they are chosen
@@ -160,6 +161,7 @@ def build_gateways(
         keep_empty=keep_empty,
         grpc_web=grpc_web,
         now=now,
+        settings=settings,
     )
     context.attached = http_listener_option.attach(refs, reports, options_check(context, _build))
     out: dict[ResourceKey, Contribution] = {}
@@ -202,9 +204,11 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
     )
     if settings is not None:
         settings = with_http_options(settings, http.options, report)
+    secrets: list[ir.TlsSecret] = []
     plugins = build_http_listener_options(
-        http.options, refs, gateway.key, report, grpc_web=context.grpc_web
-    )
+        http.options, refs, gateway.key, report, grpc_web=context.grpc_web,
+        settings=context.settings, now=context.now, secrets=secrets,
+    )  # fmt: skip
     listener_options = build_listener_options(spec, refs, gateway.key, report)
     selection = _selection(http, gateway.key, refs, report)
     if len(report.errors) > errors:
@@ -224,7 +228,8 @@ def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
         plugins=plugins,
         route_options=build_route_config_options(spec.route_options),
     )
-    return Contribution(gateways=(listener,), clusters=collector_clusters(listener.options, source))
+    clusters = collector_clusters(listener.options, source)
+    return Contribution(gateways=(listener,), clusters=clusters, secrets=tuple(secrets))
 
 
 def _layer4(

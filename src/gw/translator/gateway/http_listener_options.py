@@ -4,8 +4,9 @@ listener speaks HTTP (`headerValidationSettings`, `leftmostXffAddress`) into its
 `ir.HttpSettings`.
 
 Each option has its builder (`listener_health.py`, `gzip.py`, `local_ratelimit.py`,
-`stateful_session.py`; the listener's own servers through `extauth.py` and
-`ratelimit.py`); this module calls them, and refuses by name, with the reason, every
+`stateful_session.py`, `buffer.py`, `csrf.py`, `dynamicforwardproxy_listener.py`; the
+listener's own servers through `extauth.py`, `ratelimit.py` and `extproc_listener.py`);
+this module calls them, and refuses by name, with the reason, every
 established field gw does not build (`NOT_BUILT`). gRPC-Web is on unless `grpcWeb.disable`
 (or, for gateways that say nothing, Settings `gloo.disableGrpcWeb`) switches it off, as in
 the established gateway.
@@ -14,11 +15,19 @@ the established gateway.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+from gw import api
 from gw.api import ResourceKey
 from gw.api.http_listener_options import NOT_BUILT, HttpListenerOptions
 from gw.translator import ir
+from gw.translator.gateway.buffer import build_listener_buffer
+from gw.translator.gateway.csrf import build_csrf
+from gw.translator.gateway.dynamicforwardproxy_listener import (
+    build_listener_dynamic_forward_proxy,
+)
 from gw.translator.gateway.extauth import extauth_server
+from gw.translator.gateway.extproc_listener import build_listener_ext_proc
 from gw.translator.gateway.grpc_json import build_grpc_json
 from gw.translator.gateway.gzip import build_gzip
 from gw.translator.gateway.listener_health import build_health_check
@@ -38,9 +47,14 @@ def build_http_listener_options(
     report: ResourceReport,
     *,
     grpc_web: bool = True,
+    settings: api.Settings | None = None,
+    now: float | None = None,
+    secrets: list[ir.TlsSecret] | None = None,
 ) -> ir.HttpListenerOptions:
-    """The listener's filters; `grpc_web` is the default for a gateway that does not say.
-    Findings go to `report` (a value with errors is not served)."""
+    """The listener's filters; `grpc_web` is the default for a gateway that does not say,
+    `settings` the Settings read (their processors are what `extProc*` change); the TLS
+    secrets the filters use are added to `secrets`. Findings go to `report` (a value with
+    errors is not served)."""
     if options is None:
         return ir.HttpListenerOptions(grpc_web=grpc_web)
     _refuse_unbuilt(options, report)
@@ -65,6 +79,7 @@ def build_http_listener_options(
             "the Settings' ratelimitServer.rateLimitBeforeAuth, for every gateway",
         )
     return ir.HttpListenerOptions(
+        **_traffic(options, settings, refs, owner, report, now, secrets),
         health_check=build_health_check(health, report) if health else None,
         grpc_web=not options.grpc_web.disable if options.grpc_web else grpc_web,
         gzip=build_gzip(gzip, report) if gzip else None,
@@ -88,6 +103,41 @@ def build_http_listener_options(
             else None
         ),
     )
+
+
+def _traffic(
+    options: HttpListenerOptions,
+    settings: api.Settings | None,
+    refs: Refs,
+    owner: ResourceKey,
+    report: ResourceReport,
+    now: float | None,
+    secrets: list[ir.TlsSecret] | None,
+) -> dict[str, Any]:
+    """The listener-wide versions of the traffic policies hosts and routes have: buffer,
+    CSRF, the dynamic forward proxy's cache, cluster-header sanitizing, ext_proc."""
+    dfp = options.dynamic_forward_proxy
+    return {
+        "buffer": build_listener_buffer(options.buffer, f"{FIELD}.buffer", report)
+        if options.buffer
+        else None,
+        "csrf": build_csrf(options.csrf, f"{FIELD}.csrf", report),
+        "dynamic_forward_proxy": build_listener_dynamic_forward_proxy(
+            dfp,
+            f"{FIELD}.dynamicForwardProxy",
+            owner=owner,
+            refs=refs,
+            report=report,
+            now=now,
+            secrets=secrets if secrets is not None else [],
+        )
+        if dfp
+        else None,
+        "sanitize_cluster_header": bool(options.sanitize_cluster_header),
+        "ext_proc": build_listener_ext_proc(
+            options, settings, FIELD, refs=refs, owner=owner, report=report
+        ),
+    }
 
 
 def with_http_options(

@@ -45,6 +45,8 @@ class GatewayBuild:
     keep_empty: bool = False
     #: gRPC-Web for the HTTP gateways that do not say (Settings).
     grpc_web: bool = True
+    #: The Settings read (their external processors are what gateways' `extProc*` change).
+    settings: api.Settings | None = None
     now: float | None = None
     #: The HttpListenerOption chosen for each Gateway (`http_listener_option.py`).
     attached: dict[ResourceKey, HttpListenerOptions] = field(default_factory=dict)
@@ -127,6 +129,7 @@ def _hybrid_context(
         built = _scoped(part, owner, field, report, context, build)
         if built is None:
             return None
+        tcp.secrets.extend(built.secrets)  # its listener's, e.g. dynamic forward proxy TLS
         return dataclasses.replace(built.gateways[0], role=part_role, source=None)
 
     return HybridContext(

@@ -113,6 +113,7 @@ def build_gateway_listeners(build: Build) -> None:
             keep_empty=build.translate_empty_gateways,
             grpc_web=build.grpc_web,
             now=build.options.now,
+            settings=build.settings,
         )
     )
 

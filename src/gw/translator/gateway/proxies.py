@@ -90,12 +90,14 @@ def assemble(
 def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:
     """The clusters of the servers Gateways name for their own listeners (gRPC too)."""
     out = set()
-    for g in gateways:
+    parts = [s.http for g in gateways for s in g.matched if s.http is not None]
+    for g in (*gateways, *parts):
         extauth, limits = g.plugins.extauth_server, g.plugins.ratelimit_server
         if extauth is not None and extauth.cluster is not None:
             out.add(extauth.cluster)
         if limits is not None and limits.cluster is not None:
             out.add(limits.cluster)
+        out.update(p.server.cluster for p in g.plugins.ext_proc if p.server and p.server.cluster)
     return frozenset(out)
 
 
@@ -179,6 +181,7 @@ def _layer4_listener(
                 virtual_hosts=tuple(vhosts),
                 http=section.http.http,
                 options=section.http.options,
+                plugins=section.http.plugins,
             )
         matched.append(
             ir.MatchedListener(

@@ -76,8 +76,25 @@ def build_upstream_tls(
         report.warning(
             "spec.static.useTls", "useTls: false is ignored: sslConfig makes the upstream use TLS"
         )
+    sni = ssl.sni or (_static_sni(spec.static) if spec.static is not None else None)
+    return build_ssl_config(
+        ssl, sni, "spec.sslConfig", referrer=upstream.key, refs=refs, report=report, now=now
+    )
+
+
+def build_ssl_config(
+    ssl: UpstreamSslConfig,
+    sni: str | None,
+    field: str,
+    *,
+    referrer: api.ResourceKey,
+    refs: Refs,
+    report: ResourceReport,
+    now: float | None,
+) -> tuple[ir.UpstreamTls | None, tuple[ir.TlsSecret, ...]]:
+    """An `UpstreamSslConfig` at `field` of `referrer` (an Upstream's, or a Gateway's for
+    its dynamically forwarded hosts), with this SNI."""
     errors = len(report.errors)
-    field = "spec.sslConfig"
     if ssl.sds is not None:
         report.error(
             f"{field}.sds",
@@ -85,7 +102,7 @@ def build_upstream_tls(
             "over its own xDS stream: use secretRef",
         )
     tls = ir.UpstreamTls(
-        sni=ssl.sni or (_static_sni(spec.static) if spec.static is not None else None),
+        sni=sni,
         verify_subject_alt_names=tuple(ssl.verify_subject_alt_name),
         alpn_protocols=tuple(ssl.alpn_protocols),
         allow_renegotiation=ssl.allow_renegotiation,
@@ -99,7 +116,7 @@ def build_upstream_tls(
         secret = resolve_tls_secret(
             ssl.secret_ref,
             refs=refs,
-            referrer=upstream.key,
+            referrer=referrer,
             field=f"{field}.secretRef",
             report=report,
             now=now,

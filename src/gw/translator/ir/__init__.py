@@ -42,7 +42,11 @@ from gw.translator.ir.clusters import (
 )
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.csrf import CsrfPolicy
-from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
+from gw.translator.ir.dynamicforwardproxy import (
+    DnsCache,
+    DynamicForwardProxy,
+    DynamicForwardProxyListener,
+)
 from gw.translator.ir.extauth import (
     AuthService,
     CustomAuth,
@@ -56,6 +60,7 @@ from gw.translator.ir.extproc import (
     ExtProcRoute,
     ExtProcServer,
     GrpcTarget,
+    ListenerExtProc,
     MutationRules,
     ProcessingMode,
 )
@@ -208,8 +213,10 @@ __all__ = [
     "CustomAuth",
     "DestinationTraffic",
     "DirectResponse",
+    "DnsCache",
     "DnsOptions",
     "DynamicForwardProxy",
+    "DynamicForwardProxyListener",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
@@ -249,6 +256,7 @@ __all__ = [
     "JwtVerification",
     "LambdaInvocation",
     "Listener",
+    "ListenerExtProc",
     "ListenerHealthCheck",
     "ListenerLocalRateLimit",
     "ListenerOptions",

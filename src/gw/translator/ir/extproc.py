@@ -97,3 +97,14 @@ class ExtProcRoute:
     variant: Variant
     disabled: bool = False
     overrides: ExtProcOverrides | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListenerExtProc:
+    """A listener's say on one processor (a Gateway's `extProc*` / `disableExtProc*`): its
+    own `server` (its fields over the Settings'), or the Settings' one `disabled` there
+    unless a virtual host or route overrides it."""
+
+    variant: Variant
+    server: ExtProcServer | None = None
+    disabled: bool = False

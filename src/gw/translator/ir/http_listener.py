@@ -1,14 +1,19 @@
 """What a listener's own HTTP options (a Gateway's `httpGateway.options`) put on its filter
 chain: a health check answered by the proxy, gRPC-Web, response compression, a
-gateway-wide token bucket, sticky sessions, gRPC-JSON transcoding, the router's settings, and
-extauth and rate-limit server settings that override the Settings' for this listener.
+gateway-wide token bucket, sticky sessions, gRPC-JSON transcoding, the router's settings,
+extauth, rate-limit and external processing servers that override the Settings' for this
+listener, a request buffer and CSRF policy, the dynamic forward proxy's DNS cache.
 `HttpSettings` (`hcm.py`) is how the listener speaks HTTP; this is what it does with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gw.translator.ir.buffer import BufferLimit
+from gw.translator.ir.csrf import CsrfPolicy
+from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxyListener
 from gw.translator.ir.extauth import ExtAuthServer
+from gw.translator.ir.extproc import ListenerExtProc
 from gw.translator.ir.grpc_json import GrpcJsonTranscoder
 from gw.translator.ir.gzip import Gzip
 from gw.translator.ir.listener_health import ListenerHealthCheck
@@ -52,3 +57,12 @@ class HttpListenerOptions:
     #: The extauth and rate-limit servers of this listener, over the Settings' ones.
     extauth_server: ExtAuthServer | None = None
     ratelimit_server: RateLimitServer | None = None
+    #: The listener-wide request buffer and CSRF policy (hosts and routes override them).
+    buffer: BufferLimit | None = None
+    csrf: CsrfPolicy | None = None
+    #: The DNS cache and connections of this listener's dynamically forwarded routes.
+    dynamic_forward_proxy: DynamicForwardProxyListener | None = None
+    #: Client-sent copies of the headers its routes take their cluster from are removed.
+    sanitize_cluster_header: bool = False
+    #: What the listener says about each processor of the Settings (by variant).
+    ext_proc: tuple[ListenerExtProc, ...] = ()
