@@ -9,11 +9,12 @@ hand its edges back as a value resolves through a `scope()`, whose `edges` are i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
+from gw.api.status import State
 from gw.translator.reports import Reports
 
 R = TypeVar("R", bound=Resource)
@@ -26,18 +27,54 @@ class Edge:
     referent: ResourceKey
 
 
+@dataclass(slots=True)
+class Reads:
+    """What a piece of building looked at through a recording `Refs.scope()` (and its
+    `Reports.scope()`, `Clock`): each resource looked up (the object seen, None when
+    absent), each kind listed, whether it looked at broken manifests, the state of each
+    resource it asked about. Its result can be reused while all of these are the same."""
+
+    resources: dict[ResourceKey, Resource | None] = field(default_factory=dict)
+    #: Each kind listed, and the resources the listing gave.
+    kinds: dict[str, tuple[Resource, ...]] = field(default_factory=dict)
+    broken: bool = False
+    states: dict[ResourceKey, State] = field(default_factory=dict)
+    #: It went through every resource: nothing it made can be reused.
+    everything: bool = False
+
+
+#: Lists the keys of one kind, sorted (a snapshot's `keys_of_kind`).
+Listing = Callable[[str], Sequence[ResourceKey]]
+
+
 class Refs:
-    def __init__(self, resources: Mapping[ResourceKey, Resource], broken: set[ResourceKey]):
+    def __init__(
+        self,
+        resources: Mapping[ResourceKey, Resource],
+        broken: set[ResourceKey],
+        listing: Listing | None = None,
+    ):
         self._resources = resources
         self._broken = broken
+        self._listing = listing
         self.edges: list[Edge] = []
         self._by_kind: dict[type[Resource], list[Resource]] = {}
+        self._listed: dict[str, tuple[Resource, ...]] = {}
+        self.reads: Reads | None = None
 
-    def scope(self) -> Refs:
-        """Lookups over the same resources whose edges are recorded apart, in `edges`."""
-        scoped = Refs(self._resources, self._broken)
-        scoped._by_kind = self._by_kind
+    def scope(self, reads: Reads | None = None) -> Refs:
+        """Lookups over the same resources whose edges are recorded apart, in `edges`;
+        with `reads`, every lookup is recorded there too."""
+        scoped = Refs(self._resources, self._broken, self._listing)
+        scoped._by_kind, scoped._listed = self._by_kind, self._listed
+        scoped.reads = reads
         return scoped
+
+    def _seen(self, key: ResourceKey) -> Resource | None:
+        found = self._resources.get(key)
+        if self.reads is not None:
+            self.reads.resources[key] = found
+        return found
 
     def resolve(
         self,
@@ -54,7 +91,7 @@ class Refs:
         """
         key = self.key(kind, ref, referrer)
         self.edges.append(Edge(referrer, field, key))
-        found = self._resources.get(key)
+        found = self._seen(key)
         return found if isinstance(found, kind) else None
 
     def add(self, edges: Iterable[Edge]) -> None:
@@ -70,18 +107,29 @@ class Refs:
         per translation: selectors of many routes read the same list."""
         listed = self._by_kind.get(kind)
         if listed is None:
-            listed = self._by_kind[kind] = [
-                r for _, r in sorted(self._resources.items()) if isinstance(r, kind)
-            ]
+            if self._listing is not None:
+                found = (self._resources[k] for k in self._listing(kind.KIND))
+            else:
+                found = (r for _, r in sorted(self._resources.items()))
+            listed = self._by_kind[kind] = [r for r in found if isinstance(r, kind)]
+        if self.reads is not None:
+            seen = self._listed.get(kind.KIND)
+            if seen is None:
+                seen = self._listed[kind.KIND] = tuple(listed)
+            self.reads.kinds[kind.KIND] = seen
         return listed  # type: ignore[return-value]
 
     def broken_of_kind(self, kind: type[Resource]) -> list[ResourceKey]:
         """Resources of `kind` whose manifest cannot be read now (their labels are unknown)."""
+        if self.reads is not None:
+            self.reads.broken = True
         return sorted(k for k in self._broken if k.kind == kind.KIND)
 
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""
-        return key in self._resources or key in self._broken
+        if self.reads is not None:
+            self.reads.broken = True
+        return self._seen(key) is not None or key in self._broken
 
     @staticmethod
     def key(kind: type[Resource], ref: ResourceRef, referrer: ResourceKey) -> ResourceKey:

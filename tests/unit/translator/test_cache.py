@@ -104,11 +104,13 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
 
     def host(result: Result, name: str) -> object:
         assert result.cache.hosts is not None
-        return result.cache.hosts.hosts[ResourceKey("VirtualService", "default", name)].contribution
+        return result.cache.hosts.memos[
+            ResourceKey("VirtualService", "default", name)
+        ].built.contribution
 
     assert host(second, "b") is host(first, "b")  # untouched: reused as is
     assert host(second, "a") is not host(first, "a")  # edited: rebuilt
-    # A change outside VirtualServices (a new upstream) rebuilds every host.
+    # A new upstream that b routes to (it looked it up, and found nothing) rebuilds b.
     (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
     third = translate(store.scan(), OPTIONS, second.accepted, cache=second.cache)
     assert host(third, "b") is not host(second, "b")
@@ -127,7 +129,7 @@ def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Pa
     shop = ResourceKey("VirtualService", "default", "shop")
     table = ResourceKey("RouteTable", "default", "api")
     assert first.cache.hosts is not None and second.cache.hosts is not None
-    assert second.cache.hosts.hosts[shop] is first.cache.hosts.hosts[shop]
+    assert second.cache.hosts.memos[shop] is first.cache.hosts.memos[shop]
     assert [f.field for f in second.reports.of(table).warnings] == [
         "spec.routes[0].matchers[0]",
         "spec.routes[1].routeAction.single.upstream",

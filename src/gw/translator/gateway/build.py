@@ -113,7 +113,7 @@ class Build:
             broken=broken,
             declared=frozenset(declared),
             reports=Reports(),
-            refs=Refs(snapshot.resources, set(broken)),
+            refs=Refs(snapshot.resources, set(broken), snapshot.keys_of_kind),
         )
 
     @property

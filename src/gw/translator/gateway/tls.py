@@ -20,6 +20,7 @@ from gw.api.duration import duration_ms
 from gw.api.tls import SslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.secrets import resolve_tls_secret
 from gw.translator.gateway.tls_parameters import check_parameters
@@ -42,7 +43,7 @@ def build_tls(
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
 ) -> tuple[ir.TlsTermination, ir.TlsSecret] | None:
     """The TLS termination of `vs` and the secret it serves, or None after reporting why."""
     ssl = vs.spec.ssl_config
@@ -68,7 +69,7 @@ def build_tls(
                 "sslConfig needs secretRef: the TLS secret holding the certificate and key",
             )
     else:
-        secret = _secret(vs, ssl.secret_ref, snapshot, refs, report, now)
+        secret = _secret(vs, ssl.secret_ref, snapshot, refs, report, clock)
     server_names = _server_names(ssl, domains, report)
     termination = _termination(ssl, secret, server_names, report)
     if len(report.errors) > errors or secret is None or termination is None:
@@ -82,7 +83,7 @@ def _secret(
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
 ) -> ir.TlsSecret | None:
     field = f"{FIELD}.secretRef"
     key = refs.key(api.Secret, ref, vs.key)
@@ -96,7 +97,9 @@ def _secret(
             "fix its manifest",
         )
         return None
-    return resolve_tls_secret(ref, refs=refs, referrer=vs.key, field=field, report=report, now=now)
+    return resolve_tls_secret(
+        ref, refs=refs, referrer=vs.key, field=field, report=report, clock=clock
+    )
 
 
 def _termination(

@@ -15,6 +15,7 @@ from gw.api import ResourceKey, Upstream
 from gw.api.duration import duration_ms
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.orch import build_orch_selection
@@ -55,7 +56,7 @@ def build_cluster(
         found = " and ".join(kinds) if kinds else "neither"
         report.error("spec", f"an Upstream needs exactly one of static or orch (found {found})")
         return None
-    tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, now=options.now)
+    tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, clock=Clock(options.now))
     service: ir.ServiceSelection | None = None
     endpoints: tuple[ir.Endpoint, ...] = ()
     discovery: Literal["static", "dns", "eds"] = "eds"

@@ -10,6 +10,7 @@ from gw.api import ResourceKey
 from gw.api.virtualservice import VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import BuiltHost, Contribution, ListenerRole
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.gateways import HTTP, HTTPS
@@ -22,7 +23,7 @@ from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
-from gw.translator.refs import Refs
+from gw.translator.refs import Reads, Refs
 from gw.translator.reports import Reports, ResourceReport
 
 _OPTIONS = "spec.virtualHost.options"
@@ -42,13 +43,18 @@ def build_host(
     reports: Reports,
     *,
     require_rbac: bool = False,
+    reads: Reads | None = None,
+    clock: Clock | None = None,
 ) -> BuiltHost:
     """One VirtualService's contribution, with its findings and the references it resolved
     handed back as values: `refs` and `reports` are only read (whether a resource it uses
     is rejected). `require_rbac` (Settings `rbac.requireRbac`): a host without policies
-    denies all."""
-    scoped_refs, scoped = refs.scope(), reports.scope()
-    contribution = _contribution(vs, snapshot, options, scoped_refs, scoped, require_rbac)
+    denies all. With `reads` (and a recording `clock`), what the build looked at is
+    recorded (`hostcache.py` reuses the result while that is unchanged)."""
+    scoped_refs = refs.scope(reads)
+    scoped = reports.scope(reads.states if reads is not None else None)
+    clock = clock or Clock(options.now)
+    contribution = _contribution(vs, snapshot, options, scoped_refs, scoped, require_rbac, clock)
     return BuiltHost(
         vs=vs,
         contribution=contribution,
@@ -64,6 +70,7 @@ def _contribution(
     refs: Refs,
     reports: Reports,
     require_rbac: bool,
+    clock: Clock,
 ) -> Contribution | None:
     """The host on the built-in listener it belongs to: `http`, or `https` with its TLS."""
     built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
@@ -72,7 +79,7 @@ def _contribution(
     if vs.spec.ssl_config is None:
         served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
         return Contribution(virtual_hosts=((HTTP, served),))
-    tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), options.now)
+    tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), clock)
     if tls is None:
         return None
     termination, secret = tls
