@@ -117,6 +117,11 @@ class Snapshot:
                 found.sort()
         return self._by_kind.get(kind, [])
 
+    def kinds(self) -> list[str]:
+        """The kinds of resources present."""
+        self.keys_of_kind("")
+        return list(self._by_kind)
+
     def get(self, kind: type[R], namespace: str, name: str) -> R | None:
         found = self.resources.get(ResourceKey(kind.KIND, namespace, name))
         return found if isinstance(found, kind) else None

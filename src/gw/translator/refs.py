@@ -136,21 +136,63 @@ class Refs:
         return ResourceKey(kind.KIND, ref.namespace or referrer.namespace, ref.name)
 
 
-def propagate_rejections(refs: Refs, reports: Reports) -> None:
-    """Reject every resource that refers to a rejected one, until nothing changes."""
-    changed = True
-    while changed:
-        changed = False
-        for edge in refs.edges:
-            if edge.referrer == edge.referent:
-                continue
-            if reports.rejected(edge.referent) and not reports.rejected(edge.referrer):
-                referent = edge.referent
-                what = f"{referent.kind} {referent.namespace}.{referent.name}"
-                if referent.kind in STATUSLESS_KINDS:  # only ever rejected for a bad manifest
-                    why = reports.of(referent).errors[0]
-                    message = f"{what} cannot be read ({why}); fix it first"
-                else:
-                    message = f"{what} is rejected; fix it first (see its status)"
-                reports.of(edge.referrer).error(edge.field, message)
-                changed = True
+def propagate_rejections(refs: Refs, reports: Reports) -> set[ResourceKey]:
+    """Reject every resource that refers, directly or through others, to a rejected one;
+    the resources rejected in the end (those in a reference).
+
+    Which resources end up rejected is the closure of the references; each one rejected
+    this way gets one finding: its first reference (in the order they were recorded) to a
+    resource rejected in the end. The outcome depends on the graph alone, not on the order
+    the references are walked in, so a translation that redoes part of the graph
+    (`gateway/incremental.py`) finds the same."""
+    rejected = rejected_closure(refs.edges, reports.rejected)
+    for referrer, edge in first_rejected_references(refs.edges, rejected, reports.rejected):
+        reports.of(referrer).error(edge.field, rejection_message(edge.referent, reports))
+    return rejected
+
+
+def rejected_closure(
+    edges: Iterable[Edge], rejected: Callable[[ResourceKey], bool]
+) -> set[ResourceKey]:
+    """The resources rejected once rejections flow from referents to referrers."""
+    referrers: dict[ResourceKey, list[ResourceKey]] = {}
+    keys: set[ResourceKey] = set()
+    for edge in edges:
+        if edge.referrer != edge.referent:
+            referrers.setdefault(edge.referent, []).append(edge.referrer)
+            keys.add(edge.referent)
+            keys.add(edge.referrer)
+    out = {k for k in keys if rejected(k)}
+    todo = list(out)
+    while todo:
+        for referrer in referrers.get(todo.pop(), ()):
+            if referrer not in out:
+                out.add(referrer)
+                todo.append(referrer)
+    return out
+
+
+def first_rejected_references(
+    edges: Iterable[Edge], closure: set[ResourceKey], rejected: Callable[[ResourceKey], bool]
+) -> list[tuple[ResourceKey, Edge]]:
+    """For each resource rejected only through its references: the first of them whose
+    referent is in `closure`."""
+    first: dict[ResourceKey, Edge] = {}
+    for edge in edges:
+        referrer = edge.referrer
+        if (
+            referrer != edge.referent
+            and edge.referent in closure
+            and referrer not in first
+            and not rejected(referrer)
+        ):
+            first[referrer] = edge
+    return list(first.items())
+
+
+def rejection_message(referent: ResourceKey, reports: Reports) -> str:
+    what = f"{referent.kind} {referent.namespace}.{referent.name}"
+    if referent.kind in STATUSLESS_KINDS:  # only ever rejected for a bad manifest
+        why = reports.of(referent).errors[0]
+        return f"{what} cannot be read ({why}); fix it first"
+    return f"{what} is rejected; fix it first (see its status)"

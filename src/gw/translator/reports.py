@@ -131,6 +131,24 @@ class Reports:
     def items(self) -> Iterable[tuple[ResourceKey, ResourceReport]]:
         return sorted(self._reports.items())
 
+    def keys(self) -> Iterable[ResourceKey]:
+        """The resources with a report (in no particular order)."""
+        return self._reports.keys()
+
+    def replaced(self, other: Reports, keys: Iterable[ResourceKey]) -> Reports:
+        """These reports with those of `keys` taken from `other` (or dropped when it has
+        none): how an incremental translation keeps what it did not redo. Reports are
+        shared, never changed afterwards."""
+        out = Reports()
+        out._reports = dict(self._reports)
+        for key in keys:
+            found = other._reports.get(key)
+            if found is None:
+                out._reports.pop(key, None)
+            else:
+                out._reports[key] = found
+        return out
+
     def status(self, key: ResourceKey, subresources: Iterable[str] = ()) -> Status:
         report = self._reports.get(key) or ResourceReport()
         shape = (report.state, report.reason(), tuple(subresources))

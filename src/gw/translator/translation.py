@@ -10,7 +10,7 @@ its last accepted contribution (`previous`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gw.api import STATUSLESS_KINDS, ResourceKey
@@ -20,10 +20,11 @@ from gw.translator import ir
 from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
+from gw.translator.gateway.build import BuildResult
 from gw.translator.gateway.contribution import Contribution
-from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.passes import build_proxy
 from gw.translator.gateway.placement import PROXY_KIND
+from gw.translator.gateway.stagecache import StageCache
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports
@@ -33,11 +34,13 @@ FALLBACK_MESSAGE = "its last accepted configuration is still being served"
 
 @dataclass(frozen=True, slots=True)
 class TranslationCache:
-    """What one translation can reuse from the previous one (see gateway/hostcache.py).
-    Passing it changes how fast `translate()` runs, never what it returns."""
+    """What one translation can reuse from the previous one (stage 1: see
+    `gateway/incremental.py`; stage 2: `envoy/routes.py`; the statuses). Passing it
+    changes how fast `translate()` runs, never what it returns."""
 
-    hosts: HostCache | None = None
+    stage: StageCache | None = None
     protos: VirtualHostProtos | None = None
+    statuses: Mapping[ResourceKey, Status] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ class Result:
     #: Each resource's contribution as last accepted: pass it to the next `translate()`.
     accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
     #: Every reference resolved (referrer, field, referent), dangling ones included.
-    references: tuple[Edge, ...] = ()
+    references: Sequence[Edge] = ()
     #: Pass to the next `translate()` to skip rebuilding what did not change.
     cache: TranslationCache = field(default_factory=TranslationCache)
     #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
@@ -83,19 +86,22 @@ def translate(
     cache: TranslationCache | None = None,
 ) -> Result:
     cache = cache or TranslationCache()
-    built = build_proxy(snapshot, options, previous or {}, cache.hosts)
+    built = build_proxy(snapshot, options, previous if previous is not None else {}, cache.stage)
     proxies, reports = built.proxies, built.reports
     protos = VirtualHostProtos(cache.protos)
     served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
-    landed = _landed(proxies)
+    if built.dirty is None or cache.statuses is None:
+        statuses = _statuses(snapshot, reports, built.accepted, _landed(proxies))
+    else:
+        statuses = _statuses_again(cache.statuses, snapshot, built, proxies)
     return Result(
         proxies=proxies,
         served=served,
         reports=reports,
-        statuses=_statuses(snapshot, reports, built.accepted, landed),
+        statuses=statuses,
         accepted=built.accepted,
         references=built.references,
-        cache=TranslationCache(hosts=built.cache, protos=protos),
+        cache=TranslationCache(stage=built.cache, protos=protos, statuses=statuses),
         extauth=Xds(build_extauth_resources(proxies[0])),
         ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={
@@ -110,13 +116,14 @@ def proxy_subresource(proxy: ir.Proxy) -> str:
     return f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
 
 
-def _landed(proxies: tuple[ir.Proxy, ...]) -> dict[ResourceKey, list[str]]:
-    """For each resource that put a listener or a virtual host on a proxy: those proxies."""
+def _landed(proxies: tuple[ir.Proxy, ...], hosts: bool = True) -> dict[ResourceKey, list[str]]:
+    """For each resource that put a listener or a virtual host on a proxy: those proxies
+    (without `hosts`: only the gateways that put listeners)."""
     out: dict[ResourceKey, list[str]] = {}
     for proxy in proxies:
         name = proxy_subresource(proxy)
         for listener in proxy.listeners:
-            sources = [v.source for v in listener.virtual_hosts]
+            sources = [v.source for v in listener.virtual_hosts] if hosts else []
             if listener.gateway is not None:
                 sources.append(listener.gateway)
             for source in sources:
@@ -138,10 +145,39 @@ def _statuses(
     keys |= {
         e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
     }
-    out: dict[ResourceKey, Status] = {}
-    for key in sorted(keys):
-        status = reports.status(key, subresources=landed.get(key, ()))
-        if reports.rejected(key) and key in accepted:
-            status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
-        out[key] = status
+    return {key: _status(key, reports, accepted, landed.get(key, ())) for key in sorted(keys)}
+
+
+def _status(
+    key: ResourceKey,
+    reports: Reports,
+    accepted: Mapping[ResourceKey, Contribution],
+    landed: Iterable[str],
+) -> Status:
+    status = reports.status(key, subresources=landed)
+    if reports.rejected(key) and key in accepted:
+        status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
+    return status
+
+
+def _statuses_again(
+    before: Mapping[ResourceKey, Status],
+    snapshot: Snapshot,
+    built: BuildResult,
+    proxies: tuple[ir.Proxy, ...],
+) -> dict[ResourceKey, Status]:
+    """The last statuses, those of the resources an incremental build redid made again
+    (`built.dirty`; the proxies a redone VirtualService landed on are `built.landed`)."""
+    assert built.dirty is not None
+    landed = _landed(proxies, hosts=False)
+    names = {p.name: proxy_subresource(p) for p in proxies}
+    for key, on in built.landed.items():
+        landed[key] = [names[p] for p in names if p in on]
+    errors = {e.key for e in snapshot.errors if e.key is not None}
+    out = dict(before)
+    for key in built.dirty:
+        if key.kind in STATUSLESS_KINDS or (key not in snapshot.resources and key not in errors):
+            out.pop(key, None)
+        else:
+            out[key] = _status(key, built.reports, built.accepted, landed.get(key, ()))
     return out

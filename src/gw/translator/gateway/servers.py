@@ -124,8 +124,8 @@ def check_server_use(
         if settings is not None
         else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
     )
-    for r in servers.resolved:
-        for vs in virtual_services:
+    for vs in virtual_services:  # each one's findings and references together
+        for r in servers.resolved:
             for field in r.kind.needs(vs):
                 if r.server is None or r.server.cluster is None:
                     message = f"{r.kind.missing}: set {r.kind.field} in {where}"
