@@ -36,6 +36,9 @@ class Options:
     #: writes its own resources).
     extauth_server: InstalledServer | None = None
     ratelimit_server: InstalledServer | None = None
+    #: A plain listener with this many virtual hosts or more is served in shards chosen by
+    #: the `Host` when it can be (`envoy/shards.py`); 0 never shards.
+    shard_routes_from: int = 1_000
 
 
 #: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).

@@ -17,7 +17,7 @@ from gw.api import STATUSLESS_KINDS, ResourceKey
 from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
+from gw.translator.envoy import Xds, XdsBuilder
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
 from gw.translator.gateway.build import BuildResult
@@ -39,7 +39,7 @@ class TranslationCache:
     changes how fast `translate()` runs, never what it returns."""
 
     stage: StageCache | None = None
-    protos: VirtualHostProtos | None = None
+    xds: XdsBuilder | None = None
     statuses: Mapping[ResourceKey, Status] | None = None
 
 
@@ -88,8 +88,8 @@ def translate(
     cache = cache or TranslationCache()
     built = build_proxy(snapshot, options, previous if previous is not None else {}, cache.stage)
     proxies, reports = built.proxies, built.reports
-    protos = VirtualHostProtos(cache.protos)
-    served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
+    builder = XdsBuilder(cache.xds, options.shard_routes_from)
+    served = {proxy.role: builder.build(proxy, built.changes) for proxy in proxies}
     if built.dirty is None or cache.statuses is None:
         statuses = _statuses(snapshot, reports, built.accepted, _landed(proxies))
     else:
@@ -101,7 +101,7 @@ def translate(
         statuses=statuses,
         accepted=built.accepted,
         references=built.references,
-        cache=TranslationCache(stage=built.cache, protos=protos, statuses=statuses),
+        cache=TranslationCache(stage=built.cache, xds=builder, statuses=statuses),
         extauth=Xds(build_extauth_resources(proxies[0])),
         ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={

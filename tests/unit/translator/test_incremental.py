@@ -160,6 +160,9 @@ def test_incremental_translation_equals_full_translation(case: Path, data: st.Da
         return
     docs = copy.deepcopy(originals)
     options = options_for(case)
+    # Listeners served in shards too (`envoy/shards.py`), whenever their domains allow.
+    if data.draw(st.booleans(), label="shard every listener that can be"):
+        options = Options(**{**_fields(options), "shard_routes_from": 1})
     folder = Path(tempfile.mkdtemp(prefix="gw-incremental-"))
     try:
         write(folder, docs)

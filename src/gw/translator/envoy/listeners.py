@@ -10,7 +10,7 @@ HTTP connection manager, in each chain). The manager itself is `envoy/hcm.py`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from envoy.config.core.v3 import address_pb2, socket_option_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
@@ -28,10 +28,49 @@ from gw.translator.envoy.hcm import build_manager
 from gw.translator.envoy.packing import duration, pack
 
 
-def build_listener(
-    listener: ir.Listener, server_headers: Sequence[str] = ()
+def plain_listener(
+    listener: ir.Listener,
+    filters: Sequence[hcm_pb2.HttpFilter],
+    server_headers: Sequence[str] = (),
+    *,
+    scoped: bool = False,
 ) -> listener_pb2.Listener:
-    """`server_headers`: request headers gw's own servers set (see `envoy/hcm.py`)."""
+    """A plain listener: one chain whose manager runs `filters` (`builder.py` says which
+    the listener's virtual hosts need); `server_headers`: request headers gw's own servers
+    set (see `envoy/hcm.py`); `scoped`: routes in shards (`shards.py`)."""
+    manager = build_manager(
+        listener, listener.route_config_name, filters, server_headers, scoped=scoped
+    )
+    out = _shell(listener)
+    chain = listener_components_pb2.FilterChain(filters=[_filter(manager)])
+    _limit_connections(chain, listener)
+    out.filter_chains.append(chain)
+    return out
+
+
+def tls_listener(
+    listener: ir.Listener, chains: Iterable[listener_components_pb2.FilterChain]
+) -> listener_pb2.Listener:
+    """A TLS listener: the TLS inspector, then each virtual host's chain (`tls_chain`)."""
+    out = _shell(listener)
+    out.listener_filters.append(tls.tls_inspector())
+    out.filter_chains.extend(chains)
+    return out
+
+
+def tls_chain(
+    listener: ir.Listener, vhost: ir.VirtualHost, server_headers: Sequence[str] = ()
+) -> listener_components_pb2.FilterChain:
+    """A TLS virtual host's chain: its SNI names, its certificate, a manager of its own."""
+    name = tls.route_config_name(listener, vhost)
+    manager = build_manager(listener, name, http_filters([vhost]), server_headers)
+    chain = tls.filter_chain(vhost, _filter(manager))
+    _limit_connections(chain, listener)
+    return chain
+
+
+def _shell(listener: ir.Listener) -> listener_pb2.Listener:
+    """The listener without its filter chains: address and options."""
     out = listener_pb2.Listener(
         name=listener.name,
         address=_socket_address(listener.address, listener.port),
@@ -39,22 +78,6 @@ def build_listener(
         enable_reuse_port=wrappers_pb2.BoolValue(value=False),
     )
     _apply_options(out, listener.options)
-    if tls.is_tls(listener):
-        out.listener_filters.append(tls.tls_inspector())
-        for vhost in listener.virtual_hosts:
-            name = tls.route_config_name(listener, vhost)
-            manager = build_manager(listener, name, http_filters([vhost]), server_headers)
-            chain = tls.filter_chain(vhost, _filter(manager))
-            _limit_connections(chain, listener)
-            out.filter_chains.append(chain)
-    else:
-        vhosts = listener.virtual_hosts
-        manager = build_manager(
-            listener, listener.route_config_name, http_filters(vhosts), server_headers
-        )
-        chain = listener_components_pb2.FilterChain(filters=[_filter(manager)])
-        _limit_connections(chain, listener)
-        out.filter_chains.append(chain)
     return out
 
 

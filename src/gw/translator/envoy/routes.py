@@ -1,61 +1,18 @@
-"""IR virtual hosts and routes → Envoy RouteConfigurations: one per plain listener, one per
-virtual host (filter chain) on a TLS listener."""
+"""IR virtual hosts and routes → Envoy virtual hosts and routes (`builder.py` puts them in
+route configurations: one per plain listener, or its shards, and one per virtual host (filter
+chain) on a TLS listener)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
-from envoy.config.route.v3 import route_pb2
 from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
-from gw.translator.envoy import tls
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.transform_script import span_name
-
-
-class VirtualHostProtos:
-    """Envoy virtual hosts built from IR ones, reused while the IR object is the very same
-    (stage 1's host cache hands back the same object for an unchanged VirtualService).
-    Made from the previous translation's instance; never shared across translations."""
-
-    def __init__(self, previous: VirtualHostProtos | None = None) -> None:
-        self._previous = previous._built if previous is not None else {}
-        self._built: dict[int, tuple[ir.VirtualHost, rc_pb2.VirtualHost]] = {}
-
-    def build(self, vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
-        known = self._previous.get(id(vhost))
-        proto = known[1] if known is not None and known[0] is vhost else build_virtual_host(vhost)
-        self._built[id(vhost)] = (vhost, proto)
-        return proto
-
-
-def build_route_configurations(
-    listener: ir.Listener, protos: VirtualHostProtos | None = None
-) -> list[route_pb2.RouteConfiguration]:
-    protos = protos or VirtualHostProtos()
-    if tls.is_tls(listener):
-        return [
-            build_route_configuration(tls.route_config_name(listener, v), (v,), protos)
-            for v in listener.virtual_hosts
-        ]
-    return [build_route_configuration(listener.route_config_name, listener.virtual_hosts, protos)]
-
-
-def build_route_configuration(
-    name: str, vhosts: Sequence[ir.VirtualHost], protos: VirtualHostProtos | None = None
-) -> route_pb2.RouteConfiguration:
-    protos = protos or VirtualHostProtos()
-    return route_pb2.RouteConfiguration(
-        name=name,
-        virtual_hosts=[protos.build(v) for v in vhosts],
-        # Routes to a cluster that does not exist answer 503 instead of blocking the update.
-        validate_clusters=wrappers_pb2.BoolValue(value=False),
-    )
 
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:

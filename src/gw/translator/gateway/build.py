@@ -29,6 +29,9 @@ from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
 from gw.translator.reports import Reports
 
+#: For each listener name: the virtual hosts that left it and those that joined it.
+ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
+
 if TYPE_CHECKING:
     from gw.translator.gateway.stagecache import ServerUse, StageCache
 
@@ -50,8 +53,10 @@ class BuildResult:
     #: The resources whose findings may differ from the previous build's (None: any):
     #: an incremental build (`incremental.py`) says which.
     dirty: frozenset[ResourceKey] | None = None
-    #: With `dirty`: the proxies (by name) the dirty VirtualServices are served on.
+    #: With `dirty`: the proxies (by name) the dirty VirtualServices are served on, and
+    #: the virtual hosts that left and joined each listener.
     landed: Mapping[ResourceKey, frozenset[str]] = field(default_factory=dict)
+    changes: ListenerChanges | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -139,6 +139,8 @@ class _Update:
         self.rebuilt: set[ResourceKey] = set()
         self.placed: dict[ResourceKey, Contribution] = dict(cache.placed)
         self.server_use: dict[ResourceKey, ServerUse] = dict(cache.server_use)
+        #: Per listener role: the virtual hosts that left it and that joined it.
+        self.moved: dict[str, tuple[list[ir.VirtualHost], list[ir.VirtualHost]]] = {}
         kinds = [k for k in build.snapshot.kinds() if k != VS]
         self.others = {key for kind in kinds for key in build.snapshot.keys_of_kind(kind)}
         self.others |= {k for k in build.broken if k.kind != VS}
@@ -343,7 +345,10 @@ class _Update:
         for key in sorted(touched):
             contribution = accepted.get(key)
             stale = key not in fresh
-            listing.place(key, _entries(key, contribution, stale, build))
+            for role, vhost, joined in listing.place(
+                key, _entries(key, contribution, stale, build)
+            ):
+                self.moved.setdefault(role, ([], []))[joined].append(vhost)
         extras = {k for k in cache.extras - touched if k in accepted}
         extras |= {k for k in touched if k.kind == VS and _extra(accepted.get(k))}
         holders = {k: accepted[k] for k in self.others | extras if k in accepted}
@@ -409,6 +414,7 @@ class _Update:
             declared=build.declared,
             dirty=frozenset(dirty | touched | others | cache.others),
             landed=self._landed(dirty),
+            changes={g.name: self.moved[g.role] for g in build.gateways if g.role in self.moved},
         )
 
     def _landed(self, dirty: set[ResourceKey]) -> dict[ResourceKey, frozenset[str]]:
@@ -485,8 +491,14 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
     for key, previous in build.previous.items():
         if key.kind == VS and key not in build.hosts:
             shared.claims.hold(key, claims_of_key(None, previous))
-    for key, contribution in build.accepted.items():
-        shared.listing.place(key, _entries(key, contribution, key not in build.fresh, build))
+    placed: dict[ResourceKey, list[tuple[str, tuple[str, bool, ResourceKey], ir.VirtualHost]]] = {}
+    for role, vhosts in build.by_role.items():  # as served: with gw's servers attached
+        for vhost in vhosts:
+            key = ResourceKey(vhost.source.kind, vhost.source.namespace, vhost.source.name)
+            entry = (role, (vhost.name, key not in build.fresh, key), vhost)
+            placed.setdefault(key, []).append(entry)
+    for key, entries in placed.items():
+        shared.listing.place(key, tuple(entries))
     for key, memo in memos.items():
         shared.refer(key, (*memo.built.edges, *build.server_use[key].edges))
     others = frozenset(k for k in (*build.reports.keys(), *build.accepted) if k.kind != VS)

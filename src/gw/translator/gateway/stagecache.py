@@ -91,10 +91,13 @@ class Listing:
 
     def place(
         self, key: ResourceKey, entries: tuple[tuple[ListenerRole, Entry, ir.VirtualHost], ...]
-    ) -> None:
+    ) -> list[tuple[ListenerRole, ir.VirtualHost, bool]]:
+        """`key`'s virtual hosts (its old ones gone); what left (False) and joined (True)."""
+        moved: list[tuple[ListenerRole, ir.VirtualHost, bool]] = []
         for role, place in self.of_key.pop(key, ()):
             places, vhosts = self.places[role], self.vhosts[role]
             at = bisect.bisect_left(places, place)
+            moved.append((role, vhosts[at], False))
             del places[at], vhosts[at]
             if not places:
                 del self.places[role], self.vhosts[role]
@@ -103,8 +106,10 @@ class Listing:
             at = bisect.bisect_left(places, place)
             places.insert(at, place)
             self.vhosts.setdefault(role, []).insert(at, vhost)
+            moved.append((role, vhost, True))
         if entries:
             self.of_key[key] = tuple((role, place) for role, place, _ in entries)
+        return moved
 
 
 @dataclass(slots=True)
