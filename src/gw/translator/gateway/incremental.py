@@ -491,13 +491,13 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
     for key, previous in build.previous.items():
         if key.kind == VS and key not in build.hosts:
             shared.claims.hold(key, claims_of_key(None, previous))
-    placed: dict[ResourceKey, list[tuple[str, tuple[str, bool, ResourceKey], ir.VirtualHost]]] = {}
+    served: dict[ResourceKey, list[tuple[str, tuple[str, bool, ResourceKey], ir.VirtualHost]]] = {}
     for role, vhosts in build.by_role.items():  # as served: with gw's servers attached
         for vhost in vhosts:
             key = ResourceKey(vhost.source.kind, vhost.source.namespace, vhost.source.name)
             entry = (role, (vhost.name, key not in build.fresh, key), vhost)
-            placed.setdefault(key, []).append(entry)
-    for key, entries in placed.items():
+            served.setdefault(key, []).append(entry)
+    for key, entries in served.items():
         shared.listing.place(key, tuple(entries))
     for key, memo in memos.items():
         shared.refer(key, (*memo.built.edges, *build.server_use[key].edges))
