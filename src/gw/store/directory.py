@@ -234,7 +234,9 @@ class DirectoryStore:
             refusal = size_refusal(size, self.limits)
             if refusal is not None:
                 raise TooCostly(refusal)
-            raw_documents = load_documents(path, read_text(path, self.limits), self.limits)
+            digests = _digests(known)
+            text = read_text(path, self.limits)
+            raw_documents = load_documents(path, text, self.limits, digests)
         except (
             OSError,
             UnicodeDecodeError,
@@ -251,7 +253,17 @@ class DirectoryStore:
             return result
         keys: dict[int, ResourceKey] = {}
         for raw in raw_documents:
+            if raw.unchanged and known is not None:  # the same text: the same resources
+                same = [d for d in known.documents if d.number == raw.number]
+                result.documents += same
+                for d in same:
+                    meant = d.resource.key if d.resource is not None else None
+                    meant = meant or (d.error.key if d.error is not None else None)
+                    if meant is not None:
+                        keys[d.number] = meant
+                continue
             doc = _parse(raw.number, raw.data, raw.refusal)
+            doc.digest = raw.digest
             if doc.resource is not None:
                 keys[raw.number] = doc.resource.key
             elif doc.error is not None and doc.error.key is not None:
@@ -268,6 +280,14 @@ class DirectoryStore:
             return str(path.relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+def _digests(known: FileState | None) -> dict[int, bytes]:
+    """The fingerprints of a file's documents as last read (none after new limits, under
+    which every document is looked at again)."""
+    if known is None or known.stamp == _UNREAD or known.error is not None:
+        return {}
+    return {d.number: d.digest for d in known.documents if d.digest}
 
 
 def _is_manifest(name: str) -> bool:

@@ -30,6 +30,8 @@ class Document:
     resource: Resource | None = None
     error: ManifestError | None = None
     ignored: bool = False
+    #: The fingerprint of the document's text (YAML), to tell it unchanged next time.
+    digest: bytes = b""
 
 
 @dataclass(slots=True)

@@ -87,6 +87,10 @@ def test_incremental_reading_gives_what_a_fresh_read_gives(
             scratch = FolderIndex(walker._rel).update(list(walker._index.files.items()))
             same(snapshot, walked)
             same(walked, scratch)
+            # Documents kept from the last read are what reading them again gives.
+            fresh = DirectoryStore(root).scan()
+            assert snapshot.resources == fresh.resources
+            assert snapshot.sources == fresh.sources
             changed = snapshot.lineage.changed_since(last.lineage.token)
             assert changed is not None
             assert changed == {

@@ -7,8 +7,8 @@ previous translation's build instead of making it again:
   (stage 1 hands back the same object for a VirtualService that did not change);
 - a listener's HTTP filters: each filter of `filters.HTTP_FILTERS` depends only on the
   virtual hosts that use it (`uses`: those for which the filter built for them alone
-  differs from the filter built for none), so the builder keeps, per filter, the virtual
-  hosts using it, and builds the filter again only when they change;
+  differs from the filter built for none), so a filter is built again only when a virtual
+  host that left or joined the listener uses it;
 - a listener and its connection manager, while its settings and filters are the same;
 - the route configuration of a plain listener while its virtual hosts are the same; of a
   sharded one (`shards.py`), every shard that no virtual host left or joined, and every
@@ -60,10 +60,18 @@ Built = tuple[ir.VirtualHost, rc_pb2.VirtualHost]
 def uses(vhost: ir.VirtualHost) -> frozenset[int]:
     """The filters (by position in `HTTP_FILTERS`) `vhost` needs on its listener."""
     return frozenset(
-        i
-        for i, f in enumerate(HTTP_FILTERS)
-        if f.listener_filter((vhost,)) != f.listener_filter(())
+        i for i, f in enumerate(HTTP_FILTERS) if f.listener_filter((vhost,)) != _none(i)
     )
+
+
+_NONE: list[hcm_pb2.HttpFilter | None] = []
+
+
+def _none(index: int) -> hcm_pb2.HttpFilter | None:
+    """Filter `index` as built for no virtual host (the same every time: kept)."""
+    if not _NONE:
+        _NONE.extend(f.listener_filter(()) for f in HTTP_FILTERS)
+    return _NONE[index]
 
 
 @dataclass(slots=True)
@@ -72,13 +80,14 @@ class _Plain:
 
     listener: ir.Listener
     stripped: tuple[str, ...]
-    #: Per filter, the virtual hosts using it (by id), and the filter built for them.
-    users: list[dict[int, ir.VirtualHost]]
+    #: Each filter as built for the listener's virtual hosts (None: not needed).
     filters: list[hcm_pb2.HttpFilter | None]
     message: listener_pb2.Listener
     routes: dict[str, route_pb2.RouteConfiguration] = field(default_factory=dict)
     #: Unsharded: each virtual host's message, by id.
     protos: dict[int, Built] = field(default_factory=dict)
+    #: How many virtual hosts have a domain that is not an exact host name.
+    inexact: int = 0
     #: Sharded: the shard count, each shard's virtual hosts (by name), each host name's
     #: number of virtual hosts, the scopes.
     count: int = 0
@@ -158,27 +167,22 @@ class XdsBuilder:
         if not _same_shell(before.listener, listener):
             return self._new(listener, stripped, before)
         vhosts = listener.virtual_hosts
-        count = _count(listener, self.shard_from)
-        if count != before.count:
-            return self._new(listener, stripped, before)
         left, joined = (
             changes if changes is not None else _diff(before.listener.virtual_hosts, vhosts)
         )
-        users = [dict(u) for u in before.users]
-        touched: set[int] = set()
-        for vhost in left:
-            touched.update(i for i, u in enumerate(users) if u.pop(id(vhost), None) is not None)
-        for vhost in joined:
-            for i in uses(vhost):
-                users[i][id(vhost)] = vhost
-                touched.add(i)
+        if len(left) + len(joined) > len(vhosts) // 4 + 16:
+            return self._new(listener, stripped, before)  # as cheap to build it all
+        inexact = before.inexact + _inexact(joined) - _inexact(left)
+        count = _count(len(vhosts), inexact, self.shard_from)
+        if count != before.count:
+            return self._new(listener, stripped, before)
         filters = list(before.filters)
-        for i in touched:
-            filters[i] = _filter(i, users[i], vhosts)
+        for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
+            filters[i] = HTTP_FILTERS[i].listener_filter(vhosts)
         message = before.message
         if filters != before.filters:
             message = _message(listener, filters, stripped, bool(count))
-        state = _Plain(listener, stripped, users, filters, message, count=count)
+        state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
         if count:
             _reshard(state, before, left, joined)
         else:
@@ -190,14 +194,11 @@ class XdsBuilder:
         self, listener: ir.Listener, stripped: tuple[str, ...], before: _Plain | None
     ) -> _Plain:
         vhosts = listener.virtual_hosts
-        users: list[dict[int, ir.VirtualHost]] = [{} for _ in HTTP_FILTERS]
-        for vhost in vhosts:
-            for i in uses(vhost):
-                users[i][id(vhost)] = vhost
-        filters = [_filter(i, users[i], vhosts) for i in range(len(HTTP_FILTERS))]
-        count = _count(listener, self.shard_from)
+        filters = [f.listener_filter(vhosts) for f in HTTP_FILTERS]
+        inexact = _inexact(vhosts)
+        count = _count(len(vhosts), inexact, self.shard_from)
         message = _message(listener, filters, stripped, bool(count))
-        state = _Plain(listener, stripped, users, filters, message, count=count)
+        state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
         known = _known(before)
         if count:
             for host, found in shards.hosts_count(vhosts).items():
@@ -247,13 +248,13 @@ class XdsBuilder:
         return built
 
 
-def _count(listener: ir.Listener, shard_from: int) -> int:
-    """The listener's shard count (0: not sharded)."""
-    return (
-        shards.shard_count(len(listener.virtual_hosts))
-        if shards.shardable(listener, shard_from)
-        else 0
-    )
+def _count(vhosts: int, inexact: int, shard_from: int) -> int:
+    """A listener's shard count (0: not sharded)."""
+    return shards.shard_count(vhosts) if shards.shardable(vhosts, inexact, shard_from) else 0
+
+
+def _inexact(vhosts: Sequence[ir.VirtualHost]) -> int:
+    return sum(not shards.exact_host(v) for v in vhosts)
 
 
 def _reshard(
@@ -321,16 +322,6 @@ def _diff(before: Sequence[ir.VirtualHost], now: Sequence[ir.VirtualHost]) -> Ch
     old = {id(v): v for v in before}
     new = {id(v): v for v in now}
     return [v for k, v in old.items() if k not in new], [v for k, v in new.items() if k not in old]
-
-
-def _filter(
-    index: int, users: Mapping[int, ir.VirtualHost], vhosts: Sequence[ir.VirtualHost]
-) -> hcm_pb2.HttpFilter | None:
-    """Filter `index` as built for its users, in listener order."""
-    http_filter = HTTP_FILTERS[index]
-    if not users:
-        return http_filter.listener_filter(())
-    return http_filter.listener_filter([v for v in vhosts if id(v) in users])
 
 
 def _message(

@@ -41,12 +41,15 @@ SHARD_SIZE = 128
 MAX_SHARDS = 4_096
 
 
-def shardable(listener: ir.Listener, shard_from: int = SHARD_FROM) -> bool:
-    """Whether `listener` is served through shards (see the module)."""
-    vhosts = listener.virtual_hosts
-    if not shard_from or len(vhosts) < shard_from or any(v.tls is not None for v in vhosts):
-        return False
-    return all(exact(d) for v in vhosts for d in v.domains)
+def shardable(vhosts: int, inexact: int, shard_from: int = SHARD_FROM) -> bool:
+    """Whether a listener of `vhosts` virtual hosts, `inexact` of which are not
+    `exact_host`, is served through shards (see the module)."""
+    return bool(shard_from) and vhosts >= shard_from and not inexact
+
+
+def exact_host(vhost: ir.VirtualHost) -> bool:
+    """A plain virtual host whose domains all name exact hosts."""
+    return vhost.tls is None and all(exact(d) for d in vhost.domains)
 
 
 def exact(domain: str) -> bool:

@@ -147,7 +147,7 @@ class _Update:
 
     def run(self) -> BuildResult:
         build = self.build
-        redo = self._rebuild_hosts() | self._input_error_changes() | self.cache.changed
+        redo = self._rebuild_hosts() | self._input_error_changes()
         redo = {k for k in redo if k.kind == VS}
         foreign = self._foreign(redo)
         closure = self._closure(foreign)
