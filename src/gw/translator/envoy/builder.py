@@ -125,14 +125,17 @@ class XdsBuilder:
         scopes: list[Messages] = []
         for listener in proxy.listeners:
             key = (proxy.role, listener.name)
-            if tls.is_tls(listener):
+            given = changes.get(listener.name) if changes is not None else None
+            state = self._again(key, listener, stripped, given)
+            if state is None and tls.is_tls(listener):
                 done = self._tls[key] = self._tls_listener(key, listener, stripped)
                 out[names.LISTENER][listener.name] = _tls_message(listener, done)
                 for _, _, routes in done.chains.values():
                     out[names.ROUTE][routes.name] = routes
                 continue
-            given = changes.get(listener.name) if changes is not None else None
-            state = self._plain[key] = self._listener(key, listener, stripped, given)
+            if state is None:
+                state = self._new(listener, stripped, self._plain_before.get(key))
+            self._plain[key] = state
             out[names.LISTENER][listener.name] = state.message
             out[names.ROUTE].update(state.routes)
             if state.count:
@@ -152,30 +155,32 @@ class XdsBuilder:
 
     # -- plain listeners ------------------------------------------------------------------
 
-    def _listener(
+    def _again(
         self,
         key: tuple[str, str],
         listener: ir.Listener,
         stripped: tuple[str, ...],
         changes: Changes | None,
-    ) -> _Plain:
+    ) -> _Plain | None:
+        """The last build's plain listener with what changed; None when it must be built
+        anew (new settings, many changes, a TLS host, another shard count)."""
         before = self._plain_before.get(key)
         if before is None or before.stripped != stripped:
-            return self._new(listener, stripped, before)
+            return None
         if before.listener is listener:
             return before
         if not _same_shell(before.listener, listener):
-            return self._new(listener, stripped, before)
+            return None
         vhosts = listener.virtual_hosts
         left, joined = (
             changes if changes is not None else _diff(before.listener.virtual_hosts, vhosts)
         )
-        if len(left) + len(joined) > len(vhosts) // 4 + 16:
-            return self._new(listener, stripped, before)  # as cheap to build it all
+        if len(left) + len(joined) > len(vhosts) // 4 + 16 or any(v.tls for v in joined):
+            return None  # as cheap to build it all
         inexact = before.inexact + _inexact(joined) - _inexact(left)
         count = _count(len(vhosts), inexact, self.shard_from)
         if count != before.count:
-            return self._new(listener, stripped, before)
+            return None
         filters = list(before.filters)
         for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
             filters[i] = HTTP_FILTERS[i].listener_filter(vhosts)

@@ -120,10 +120,11 @@ class Checkpoint:
 
     states: Mapping[ResourceKey, State]
     edges: int
+    fingerprint: tuple[Any, ...]
 
     @classmethod
     def of(cls, build: Build) -> Checkpoint:
-        return cls(_global_states(build.reports), len(build.refs.edges))
+        return cls(_global_states(build.reports), len(build.refs.edges), fingerprint(build))
 
 
 class _Update:
@@ -508,7 +509,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
         token=given.lineage.token,
         resources=build.snapshot.resources,
         errors=build.snapshot.errors,
-        fingerprint=fingerprint(build),
+        fingerprint=checkpoint.fingerprint,
         states=checkpoint.states,
         closure=build.closure,
         placed=build.hosts,
