@@ -26,6 +26,7 @@ import httpx
 import pytest
 from cryptography import x509
 
+from gw.defaults import XDS_CLUSTER
 from tests.support.ads import exchange, request
 from tests.support.certs import make_ca, make_cert, tls_secret_yaml
 from tests.support.extauth_manifests import auth_config, extauth_backends
@@ -178,7 +179,7 @@ class Proxy:
         return int(found.group(1)) if found else 0
 
     def client_certificate_serial(self) -> int:
-        """The serial of the client certificate Envoy holds for xds_cluster."""
+        """The serial of the client certificate Envoy holds for the xDS cluster."""
         certs = httpx.get(f"http://127.0.0.1:{self.admin_port}/certs", timeout=5).json()
         (serial,) = {
             chain["serial_number"]
@@ -228,7 +229,7 @@ def test_envoy_gets_its_config_over_mutual_tls(plane: Plane, proxy: Proxy) -> No
     wait_until(lambda: proxy.serves("web.test", "v1"), timeout=30, what="the proxy to serve v1")
     (connection,) = plane.connections(PROXY)
     assert connection["node"] == "gateway-proxy-0"
-    assert proxy.stat("cluster.xds_cluster.ssl.handshake") >= 1
+    assert proxy.stat(f"cluster.{XDS_CLUSTER}.ssl.handshake") >= 1
     assert proxy.client_certificate_serial() == serial_in(plane.certs / "gateway-proxy")
 
 
@@ -260,7 +261,7 @@ def test_a_proxy_without_its_own_certificate_gets_nothing(
                 "xds: refused intruder-another-role from ipv4:127.0.0.1:" in plane.process.output()
             )
             assert (
-                "gRPC config stream to xds_cluster closed: 7, node announces role "
+                f"gRPC config stream to {XDS_CLUSTER} closed: 7, node announces role "
                 "'gw-system~gateway-proxy' but its certificate is for 'gw-system~extauth'"
             ) in intruder.process.output()
         assert intruder.stat("control_plane.connected_state") == 0
@@ -274,9 +275,9 @@ def test_a_proxy_without_its_own_certificate_gets_nothing(
 #: The Envoy stat that counts the intruder's failures: a refused stream (with a gRPC status),
 #: or a connection the control plane closed (its TLS refused the client).
 REFUSED = {
-    "another role": "cluster.xds_cluster.upstream_rq_completed",
-    "another CA": "cluster.xds_cluster.upstream_cx_destroy_remote",
-    "no certificate": "cluster.xds_cluster.upstream_cx_destroy_remote",
+    "another role": f"cluster.{XDS_CLUSTER}.upstream_rq_completed",
+    "another CA": f"cluster.{XDS_CLUSTER}.upstream_cx_destroy_remote",
+    "no certificate": f"cluster.{XDS_CLUSTER}.upstream_cx_destroy_remote",
 }
 
 
