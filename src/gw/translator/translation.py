@@ -66,6 +66,9 @@ class Result:
     #: Resources the install declared and translated like the user's (`gw up`'s own
     #: servers' Upstreams); they have no status.
     declared: frozenset[ResourceKey] = frozenset()
+    #: The resources whose status may differ from the previous translation's (None: any):
+    #: an incremental translation redid only those.
+    restated: frozenset[ResourceKey] | None = None
 
     @property
     def proxy(self) -> ir.Proxy:
@@ -90,7 +93,8 @@ def translate(
     proxies, reports = built.proxies, built.reports
     builder = XdsBuilder(cache.xds, options.shard_routes_from)
     served = {proxy.role: builder.build(proxy, built.changes) for proxy in proxies}
-    if built.dirty is None or cache.statuses is None:
+    restated = built.dirty if cache.statuses is not None else None
+    if restated is None or cache.statuses is None:
         statuses = _statuses(snapshot, reports, built.accepted, _landed(proxies))
     else:
         statuses = _statuses_again(cache.statuses, snapshot, built, proxies)
@@ -108,6 +112,7 @@ def translate(
             p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
         },
         declared=built.declared,
+        restated=restated,
     )
 
 
