@@ -33,10 +33,22 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
     "dataplane": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
     "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
     "transform": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
-    "oidc": (["--duration", "5", "--rounds", "5"], ["--duration", "1", "--rounds", "1"]),
+    "oidc": (
+        ["--duration", "5", "--rounds", "5"],
+        ["--duration", "1", "--rounds", "1", "--sessions", "20"],
+    ),
+    "credentials": (
+        ["--duration", "5", "--rounds", "5"],
+        ["--duration", "1", "--rounds", "1", "--users", "5"],
+    ),
     "extauth": (["--duration", "4", "--reps", "3"], ["--duration", "1", "--reps", "1"]),
+    "authz_transport": (
+        ["--duration", "5", "--rounds", "3"],
+        ["--duration", "1", "--rounds", "1"],
+    ),
     "translate": ([], ["--sizes", "100,1000"]),
     "propagation": ([], ["--samples", "3", "--sizes", "10,1000"]),
+    "routestats": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
     "isolation": (
         ["--upstreams", "20000", "--rounds", "3"],
         ["--upstreams", "2000", "--rounds", "1"],
@@ -46,7 +58,7 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
 
 def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     """The numbers the report leads with, from a part's JSON."""
-    if part in ("dataplane", "jwt", "oidc", "transform"):
+    if part in ("dataplane", "jwt", "oidc", "transform", "credentials"):
         return {
             "ratios": data["ratios"],
             "median": {k: v["median"] for k, v in data["scenarios"].items()},
@@ -54,6 +66,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     if part == "extauth":
         return {k: {"rps": v["rps_median"], "vs_plain": v["rps_vs_plain"]}
                 for k, v in data["summary"].items()}  # fmt: skip
+    if part == "authz_transport":
+        return dict(data["summary"])
     if part == "translate":
         return {
             str(r["virtual_services"]): {
@@ -62,6 +76,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
             }
             for r in data["results"]
         }
+    if part == "routestats":
+        return {"ratios": data["ratios"], "bytes_per_route": data["memory"]["bytes_per_route"]}
     if part == "isolation":
         return {layout: {"busy_p99_ms": s["busy_p99_ms"], "busy_max_ms": s["busy_max_ms"]}
                 for layout, s in data["summary"].items()}  # fmt: skip

@@ -1,25 +1,30 @@
-"""Benchmark: requests with a logged-in OIDC session, gw against Apache `mod_auth_openidc`,
+"""Benchmark: requests with logged-in OIDC sessions, gw against Apache `mod_auth_openidc`,
 side by side in one run.
 
-Run from the repository root: `python -m bench.oidc [--duration 5] [--rounds 3]`. It writes
-`bench/results/oidc.json` and `.md`.
+Run from the repository root: `python -m bench.oidc [--duration 5] [--rounds 3]
+[--sessions 1000]`. It writes `bench/results/oidc.json` and `.md`.
 
 Both sides log in at the same provider (oidc-provider-mock, tests/support/oidc_provider.py),
 keep their sessions in the same Redis, and send to the same upstream (nginx answering
 `200 hello world` from memory):
 
 - `gw-oidc-redis`: `gw up` (Envoy, one worker) and `gw extauth` as its own process, a
-  VirtualService guarded by an AuthConfig with Redis sessions;
+  VirtualService guarded by an AuthConfig with Redis sessions (the server keeps what it
+  read from Redis for 2 s, its default);
+- `gw-oidc-redis-nocache`: the same with a `gw extauth --session-cache 0`, which reads
+  Redis on every check, as Apache does (the extauth Upstream is pointed at it for its runs);
 - `apache-oidc-redis`: Apache (event MPM, one child process) with mod_auth_openidc,
   `OIDCSessionType server-cache` and `OIDCCacheType redis`;
 - `gw-plain` and `apache-plain`: the same proxies without auth, for the overhead.
 
-A session cookie for each side is obtained by logging in over HTTP (the redirects followed
-by hand, as a browser would); before any load, each side must answer the cookie's request
+Each side logs in `--sessions` times (1,000 by default) over HTTP, the redirects followed
+by hand as a browser would, four logins at a time; `wrk` then sends every session's cookie
+in turn (a Lua script, round robin), so that a per-session cache only helps as much as a
+real population of users lets it. Before any load each side must answer a session's request
 with the upstream's `200 hello world` (a redirect to the provider would be a benchmark of
-redirects) and a request without it with a redirect. `wrk` then sends the cookie on every
-request; any answer other than 200 fails the run. CPU per request is reported per side:
-the proxy, the auth server (gw's extauth; Apache does both in one process) and Redis.
+redirects) and a request without one with a redirect; any answer other than 200 under load
+fails the run. CPU per request is reported per side: the proxy, the auth server (gw's
+extauth; Apache does both in one process) and Redis.
 """
 
 from __future__ import annotations
@@ -28,22 +33,33 @@ import argparse
 import os
 import statistics
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
 from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
+from tests.support.wait import wait_until
 
 from bench import peers, report
 from bench.report import RESULTS
 
-SCENARIOS = ("gw-oidc-redis", "apache-oidc-redis", "gw-plain", "apache-plain")
+SCENARIOS = (
+    "gw-oidc-redis",
+    "apache-oidc-redis",
+    "gw-oidc-redis-nocache",
+    "gw-plain",
+    "apache-plain",
+)
 RATIOS = (
     ("gw-oidc-redis", "apache-oidc-redis"),
+    ("gw-oidc-redis-nocache", "apache-oidc-redis"),
     ("gw-plain", "apache-plain"),
     ("gw-oidc-redis", "gw-plain"),
     ("apache-oidc-redis", "apache-plain"),
@@ -105,6 +121,12 @@ spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {upstream}}}]}}}}
 {host("secure", guard)}{host("plain", "")}"""
 
 
+LOGINS_AT_ONCE = 4
+#: A login that fails (the provider, a development server, overloaded by the logins
+#: running beside it) is started again, at most this many times in all.
+LOGIN_ATTEMPTS = 3
+
+
 def extauth_upstream(port: int) -> str:
     return f"""apiVersion: gw.vendor.io/v1
 kind: Upstream
@@ -121,12 +143,19 @@ class Side:
     url: str
     headers: dict[str, str]
     pids: dict[str, int]  # role -> root pid of a process tree
+    #: The sessions' Cookie headers, sent in turn (none: no auth).
+    cookies: list[str] = field(default_factory=list)
+    script: Path | None = None
+    #: Run before each measurement (points gw's extauth Upstream at this side's server).
+    prepare: Callable[[], None] | None = None
     runs: list[dict[str, Any]] = field(default_factory=list)
 
     def measure(self, seconds: float, connections: int) -> dict[str, Any]:
+        if self.prepare is not None:
+            self.prepare()
         trees = {role: peers.tree(pid) for role, pid in self.pids.items()}
         before = {role: peers.cpu_seconds(pids) for role, pids in trees.items()}
-        run = peers.wrk(self.url, self.headers, seconds, connections)
+        run = peers.wrk(self.url, self.headers, seconds, connections, self.script)
         if run["non_2xx"] or run["socket_errors"]:
             raise RuntimeError(f"{self.name}: not every answer was a 200: {run}")
         n = max(run["requests"], 1)
@@ -138,8 +167,9 @@ class Side:
 class Bench:
     """Every process of the comparison; `stop()` ends them all, whatever got started."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, sessions: int) -> None:
         self.work = work
+        self.sessions = sessions
         self.stoppable: list[Any] = []
         self.sides: dict[str, Side] = {}
         try:
@@ -165,6 +195,15 @@ class Bench:
         self.stoppable.append(process)
         return process
 
+    def _extauth(self, gw: GwUp, *extra: str) -> tuple[Process, int]:
+        port = free_port()
+        command = gw_command(
+            *("extauth", "--xds", f"127.0.0.1:{gw.xds_port}", "--bind", "127.0.0.1"),
+            *("--port", str(port), "--log-level", "warning", *extra),
+        )
+        log = self.work / f"extauth-{port}.log"
+        return self._keep(Process(command, gw_env(self.work / "home"), log)), port
+
     def _start_gw(self, upstream: int) -> None:
         folder = self.work / "config"
         folder.mkdir()
@@ -180,15 +219,10 @@ class Bench:
                 "warning",
             )
         )
-        port = free_port()
-        command = gw_command(
-            *("extauth", "--xds", f"127.0.0.1:{gw.xds_port}", "--bind", "127.0.0.1"),
-            *("--port", str(port), "--log-level", "warning"),
-        )
-        extauth = self._keep(
-            Process(command, gw_env(self.work / "home"), self.work / "extauth.log")
-        )
-        (folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
+        cached, cached_port = self._extauth(gw)
+        uncached, uncached_port = self._extauth(gw, "--session-cache", "0")
+        self.gw, self.folder = gw, folder
+        self.use_extauth(cached_port)
         (folder / "bench.yaml").write_text(
             gw_config(self.idp.issuer, self.redis.address, gw.http_port, upstream)
         )
@@ -196,11 +230,21 @@ class Bench:
             gw.wait_status(f"VirtualService default.{name}", "Accepted")
         envoy = next(p for p in peers.tree(gw.process.popen.pid)[1:] if _is_envoy(p))
         secure = f"secure.bench:{gw.http_port}"
-        cookie = self.login(gw.url, secure)
-        pids = {"proxy": envoy, "auth": extauth.popen.pid, "redis": self._redis_pid()}
-        self.sides["gw-oidc-redis"] = Side(
-            "gw-oidc-redis", gw.url + "/bench", {"Host": secure, "Cookie": cookie}, pids
-        )
+        cookies = self.logins(gw.url, secure)
+        for name, server, port in (
+            ("gw-oidc-redis", cached, cached_port),
+            ("gw-oidc-redis-nocache", uncached, uncached_port),
+        ):
+            pids = {"proxy": envoy, "auth": server.popen.pid, "redis": self._redis_pid()}
+            self.sides[name] = Side(
+                name,
+                gw.url + "/bench",
+                {"Host": secure},
+                pids,
+                cookies,
+                peers.rotating_header(self.work / f"{name}.lua", "Cookie", cookies, "/bench"),
+                prepare=lambda port=port: self.use_extauth(port),  # type: ignore[misc]
+            )
         self.sides["gw-plain"] = Side(
             "gw-plain",
             gw.url + "/bench",
@@ -208,18 +252,35 @@ class Bench:
             {"proxy": envoy},
         )
 
+    def use_extauth(self, port: int) -> None:
+        """Point the extauth Upstream at the server on `port`; wait until Envoy has it."""
+        (self.folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
+
+        def applied() -> bool:
+            clusters = httpx.get(self.gw.proxy_admin_url + "/clusters", timeout=5).text
+            hosts = {
+                line.split("::")[1]
+                for line in clusters.splitlines()
+                if line.startswith("extauth_gw-system::127.0.0.1:")
+            }
+            return hosts == {f"127.0.0.1:{port}"}
+
+        wait_until(applied, timeout=30, what=f"Envoy to use the extauth server on {port}")
+
     def _start_apache(self, upstream: int) -> None:
         port = free_port()
         host = f"apache.bench:{port}"
         oidc = peers.Oidc(self.idp.issuer, "bench-apache", "bench", self.redis.address, host)
         config = peers.apache_config(port, upstream, self.work / "apache-oidc", oidc)
         secure = self._keep(peers.start_apache("apache-oidc", config, self.work, port))
-        cookie = self.login(secure.url.rstrip("/"), host)
+        cookies = self.logins(secure.url.rstrip("/"), host)
         self.sides["apache-oidc-redis"] = Side(
             "apache-oidc-redis",
             secure.url + "bench",
-            {"Host": host, "Cookie": cookie},
+            {"Host": host},
             {"proxy": secure.pid, "redis": self._redis_pid()},
+            cookies,
+            peers.rotating_header(self.work / "apache.lua", "Cookie", cookies, "/bench"),
         )
         port = free_port()
         config = peers.apache_config(port, upstream, self.work / "apache-plain", None)
@@ -235,25 +296,42 @@ class Bench:
         assert self.redis.process is not None
         return int(self.redis.process.popen.pid)
 
-    def login(self, url: str, host: str) -> str:
-        """Log in at the provider through `url` (as virtual host `host`), following the
-        redirects by hand; returns the Cookie header of the session."""
-        agent = Agent(url, host)
-        start = agent.start_login("/")
-        callback = self.idp.login(start.headers["location"], "bench@example.com")
-        done = agent.get(callback)
-        assert done.status_code == 302, (host, done.status_code, done.text)
-        return "; ".join(f"{k}={v}" for k, v in agent.cookies.items())
+    def logins(self, url: str, host: str) -> list[str]:
+        """`self.sessions` sessions of distinct users, logged in `LOGINS_AT_ONCE` at a time."""
+        with ThreadPoolExecutor(LOGINS_AT_ONCE) as pool:
+            return list(
+                pool.map(
+                    lambda n: self.login(url, host, f"user{n}@example.com"), range(self.sessions)
+                )
+            )
+
+    def login(self, url: str, host: str, user: str) -> str:
+        """Log in as `user` at the provider through `url` (as virtual host `host`), following
+        the redirects by hand; returns the Cookie header of the session."""
+        for attempt in range(1, LOGIN_ATTEMPTS + 1):
+            agent = Agent(url, host)
+            start = agent.start_login("/")
+            callback = self.idp.login(start.headers["location"], user)
+            done = agent.get(callback)
+            if done.status_code == 302:
+                return "; ".join(f"{k}={v}" for k, v in agent.cookies.items())
+            if attempt == LOGIN_ATTEMPTS:
+                raise RuntimeError(f"{host}: login of {user}: {done.status_code} {done.text}")
+        raise AssertionError("unreachable")
 
     def check(self) -> None:
-        """Each side answers with the upstream's 200 — with the cookie where one is needed —
-        and the guarded sides redirect a request without it to the provider."""
+        """Each side answers with the upstream's 200 — with a session where one is needed,
+        the first and the last — and the guarded sides redirect a request without one to
+        the provider."""
         for side in self.sides.values():
+            if side.prepare is not None:
+                side.prepare()
             agent = Agent(side.url.rsplit("/", 1)[0], side.headers["Host"])
-            jar = dict(p.split("=", 1) for p in side.headers.get("Cookie", "").split("; ") if p)
-            answer = agent.get("/bench", cookies=jar)
-            assert (answer.status_code, answer.text) == (200, BODY), (side.name, answer)
-            if "Cookie" in side.headers:
+            for cookie in side.cookies[:1] + side.cookies[-1:] or [""]:
+                jar = dict(p.split("=", 1) for p in cookie.split("; ") if p)
+                answer = agent.get("/bench", cookies=jar)
+                assert (answer.status_code, answer.text) == (200, BODY), (side.name, answer)
+            if side.cookies:
                 anonymous = agent.get("/bench", cookies={})
                 assert anonymous.status_code == 302, (side.name, anonymous.status_code)
                 assert anonymous.headers["location"].startswith(self.idp.issuer), side.name
@@ -273,7 +351,9 @@ def _is_envoy(pid: int) -> bool:
         return False
 
 
-def summarize(sides: dict[str, Side]) -> dict[str, Any]:
+def summarize(
+    sides: dict[str, Side], ratios: tuple[tuple[str, str], ...] = RATIOS
+) -> dict[str, Any]:
     scenarios = {}
     for name, side in sides.items():
         scenarios[name] = {
@@ -286,7 +366,7 @@ def summarize(sides: dict[str, Side]) -> dict[str, Any]:
             "max_rps": round(max(r["rps"] for r in side.runs)),
             "runs": side.runs,
         }
-    ratios = {
+    by_ratio = {
         f"{a} / {b}": {
             k: round(
                 statistics.median(
@@ -296,9 +376,9 @@ def summarize(sides: dict[str, Side]) -> dict[str, Any]:
             )
             for k in METRICS
         }
-        for a, b in RATIOS
+        for a, b in ratios
     }
-    return {"scenarios": scenarios, "ratios": ratios}
+    return {"scenarios": scenarios, "ratios": by_ratio}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -306,21 +386,14 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# OIDC sessions: gw extauth against Apache mod_auth_openidc",
         "",
-        f"`python -m bench.oidc --duration {s['seconds']:g} --rounds {s['rounds']}`, "
-        f"{result['started']}; wrk -t1 -c{s['connections']} with a logged-in session cookie; "
+        f"`python -m bench.oidc --duration {s['seconds']:g} --rounds {s['rounds']} "
+        f"--sessions {s['sessions']}`, {result['started']}; wrk -t1 -c{s['connections']} "
+        f"sending the cookies of {s['sessions']:,} logged-in sessions in turn; "
         "same provider, Redis and upstream for both; medians over the rounds. Load average "
         f"at start {result['load_average']['start']}, at end {result['load_average']['end']}.",
         "",
-        "| scenario | req/s (min–max) | p50 ms | p99 ms | CPU µs/req, total | by process |",
-        "|---|---|---|---|---|---|",
+        *scenario_table(result),
     ]
-    for name, data in result["scenarios"].items():
-        m = data["median"]
-        parts = ", ".join(f"{k} {v:.0f}" for k, v in data["cpu_us_by_process"].items())
-        lines.append(
-            f"| {name} | {m['rps']:,.0f} ({data['min_rps']:,}–{data['max_rps']:,}) | "
-            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {m['cpu_us_per_req']:.1f} | {parts} |"
-        )
     lines += [
         "",
         "Ratios (median of the per-round ratios; req/s above 1 is faster, latency and CPU "
@@ -331,7 +404,40 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
+def scenario_table(result: dict[str, Any]) -> list[str]:
+    """The Markdown table of a result's scenarios: req/s, latency, CPU by process."""
+    lines = [
+        "| scenario | req/s (min–max) | p50 ms | p99 ms | CPU µs/req, total | by process |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, data in result["scenarios"].items():
+        m = data["median"]
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in data["cpu_us_by_process"].items())
+        lines.append(
+            f"| {name} | {m['rps']:,.0f} ({data['min_rps']:,}–{data['max_rps']:,}) | "
+            f"{m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {m['cpu_us_per_req']:.1f} | {parts} |"
+        )
+    return lines
+
+
+def measure_rounds(
+    sides: dict[str, Side], order: tuple[str, ...], rounds: int, seconds: float, connections: int
+) -> None:
+    """A warm-up run of each side, then `rounds` rounds of every side in `order`."""
+    for side in sides.values():  # warm up pools and caches
+        side.measure(1, connections)
+    for n in range(rounds):
+        for name in order:
+            result = sides[name].measure(seconds, connections)
+            sides[name].runs.append(result)
+            print(
+                f"round {n + 1} {name:22} {result['rps']:8.0f} req/s  p99 "
+                f"{result['p99_ms']:.2f} ms  cpu {result['cpu_us_per_req']:.0f} µs/req",
+                flush=True,
+            )
+
+
+def run(seconds: float, rounds: int, connections: int, sessions: int) -> dict[str, Any]:
     absent = peers.missing("nginx", "apache2", "mod_auth_openidc", "redis-server", "wrk")
     if absent:
         raise SystemExit(f"not installed: {', '.join(absent)}: run scripts/bench-deps")
@@ -339,21 +445,10 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="gw-bench-oidc-") as tmp:
         work = Path(tmp)
         os.chmod(work, 0o755)  # Apache's workers run as nobody when started by root
-        bench = Bench(work)
+        bench = Bench(work, sessions)
         try:
             bench.check()
-            for side in bench.sides.values():  # warm up pools and caches
-                side.measure(1, connections)
-            for n in range(rounds):
-                for name in SCENARIOS:
-                    result = bench.sides[name].measure(seconds, connections)
-                    bench.sides[name].runs.append(result)
-                    print(
-                        f"round {n + 1} {name:18} {result['rps']:8.0f} req/s  "
-                        f"p99 {result['p99_ms']:.2f} ms  cpu "
-                        f"{result['cpu_us_per_req']:.0f} µs/req",
-                        flush=True,
-                    )
+            measure_rounds(bench.sides, SCENARIOS, rounds, seconds, connections)
             bench.check()  # the sessions held to the end
         finally:
             bench.stop()
@@ -366,6 +461,7 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
             "seconds": seconds,
             "rounds": rounds,
             "connections": connections,
+            "sessions": sessions,
             "order": list(SCENARIOS),
         },
         **summarize(bench.sides),
@@ -377,9 +473,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=5, help="seconds per wrk run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--sessions", type=int, default=1000, help="logged-in sessions per side")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    result = run(args.duration, args.rounds, args.connections)
+    result = run(args.duration, args.rounds, args.connections, args.sessions)
     report.write_part(args.out, "oidc", result, markdown(result))
     print(markdown(result))
     return 0

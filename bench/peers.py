@@ -10,6 +10,7 @@ to the upstream everywhere, no access logs, and the same upstream for all: nginx
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -376,13 +377,38 @@ def cpu_seconds(pids: list[int]) -> float:
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
-def wrk(url: str, headers: dict[str, str], seconds: float, connections: int = 32) -> dict[str, Any]:
-    """One `wrk -t1` run: req/s, p50/p99 ms, requests, non-2xx answers, socket errors."""
+def wrk(
+    url: str,
+    headers: dict[str, str],
+    seconds: float,
+    connections: int = 32,
+    script: Path | None = None,
+) -> dict[str, Any]:
+    """One `wrk -t1` run: req/s, p50/p99 ms, requests, non-2xx answers, socket errors.
+    `script`: a wrk Lua script (e.g. `rotating_header`)."""
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
+    if script is not None:
+        command += ["-s", str(script)]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     out = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
     return parse_wrk(out)
+
+
+def rotating_header(path: Path, header: str, values: list[str], request_path: str) -> Path:
+    """A wrk script sending each request with the next of `values` in `header` (round
+    robin): every session or user is used as often as the others."""
+    quoted = ",\n".join(json.dumps(v) for v in values)
+    path.write_text(
+        f"local values = {{\n{quoted}\n}}\n"
+        "local i = 0\n"
+        "request = function()\n"
+        "  i = i % #values + 1\n"
+        f"  wrk.headers[{json.dumps(header)}] = values[i]\n"
+        f'  return wrk.format("GET", {json.dumps(request_path)})\n'
+        "end\n"
+    )
+    return path
 
 
 def parse_wrk(out: str) -> dict[str, Any]:

@@ -8,7 +8,8 @@ Usage (the CRDs come from a fetched copy of the established gateway's repository
 
 Every leaf field of each kind's CRD schema (group names neutralised as REFERENCE.md §0 says,
 `kube` fields as `orch`) is probed on its own: a small valid manifest of the kind gets that
-field with a sample value, and gw parses and translates it as `gwctl validate` would. A
+field with a sample value (the last of an enumeration; required fields beside it get
+values of their type), and gw parses and translates it as `gwctl validate` would. A
 field is "not supported" when gw answers with an unknown-field error, a "not supported"
 finding, or a warning that the field has no effect, on the field or on one of its parents;
 "accepted, no effect" when gw's model only keeps it as untyped data and no finding says so
@@ -73,6 +74,23 @@ BASE: dict[str, dict[str, Any]] = {
     "AuthConfig": {"configs": []},
 }
 
+#: Probes under these fields start from a minimal valid value of the field, so that they
+#: reach the translator rather than stop at the required fields the probe does not set.
+FIELD_BASE: dict[tuple[str, ...], dict[str, Any]] = {
+    # The bucket's switches shape the gateway-wide bucket: probed with one.
+    ("httpGateway", "options", "httpLocalRatelimit"): {"defaultLimit": {"maxTokens": 1}},
+    ("configs", "[]", "oauth2", "oidcAuthorizationCode"): {
+        "appUrl": "https://app.probe.test",
+        "callbackPath": "/callback",
+        "clientId": "probe",
+        "issuerUrl": "https://idp.probe.test",
+        "disableClientSecret": True,
+    },
+    ("configs", "[]", "apiKeyAuth"): {"labelSelector": {"probe": "probe"}},
+    ("configs", "[]", "passThroughAuth", "grpc"): {"address": "auth.probe.test:9001"},
+    ("configs", "[]", "passThroughAuth", "http"): {"url": "http://auth.probe.test/"},
+}
+
 #: Keys of which a manifest holds one: a probe of one drops the base's other.
 ONEOFS = (
     {"httpGateway", "tcpGateway", "hybridGateway"},
@@ -84,6 +102,11 @@ ONEOFS = (
 #: Read-only fields the orchestrator writes: not part of what a user sets.
 STATUS_FIELDS = {"namespacedStatuses", "metadata"}
 
+#: The probe's value as gw quotes it back in a parse error.
+ECHOED_INPUT = re.compile(r" \(got .*\)$")
+#: How many rounds of filling in required fields a probe gets.
+MAX_FILLS = 4
+
 UNSUPPORTED = re.compile(r"unknown field|not supported|no effect|not acted on|is ignored")
 
 
@@ -93,7 +116,10 @@ class Verdict:
     detail: str = ""
 
     def __str__(self) -> str:
-        return f"{self.state}: {self.detail}" if self.detail else self.state
+        if not self.detail:
+            return self.state
+        # A message that already says "not supported: ..." is not said twice.
+        return f"{self.state}: {self.detail.removeprefix(self.state + ': ')}"
 
 
 def neutral(name: str) -> str:
@@ -118,7 +144,10 @@ def leaves(
 
 
 def sample(schema: dict[str, Any], name: str) -> Any:
-    """A plausible value for a leaf: booleans true (refusals usually trigger on true)."""
+    """A plausible value for a leaf: booleans true and the last value of an enumeration
+    (refusals usually trigger on what is not the default)."""
+    if schema.get("enum"):
+        return schema["enum"][-1]
     kind = schema.get("type")
     if kind == "boolean":
         return True
@@ -156,7 +185,9 @@ def probe_spec(kind: str, path: tuple[str, ...], value: Any) -> dict[str, Any]:
         else:
             nxt = path[index + 1]
             if key not in node or not isinstance(node[key], dict | list):
-                node[key] = [] if nxt == "[]" else {}
+                node[key] = (
+                    [] if nxt == "[]" else copy.deepcopy(FIELD_BASE.get(path[: index + 1], {}))
+                )
             node = node[key]
     return spec
 
@@ -175,19 +206,31 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
     doc = {
         "apiVersion": api_version,
         "kind": kind,
-        "metadata": {"name": "probe", "namespace": "gw-system"},
+        # Settings are read only as gw-system.default: any other name is ignored whole.
+        "metadata": {
+            "name": "default" if kind == "Settings" else "probe",
+            "namespace": "gw-system",
+        },
         "spec": spec,
     }
     wanted = "spec." + ".".join(p for p in path if p != "[]")
-    try:
-        resource = api.parse_document(doc)
-    except api.ManifestError as exc:
-        for problem in exc.problems:
-            if _related(problem.field, wanted) and UNSUPPORTED.search(problem.message):
-                return Verdict("not supported", problem.message)
+    for _ in range(MAX_FILLS):
+        try:
+            resource = api.parse_document(doc)
+            break
+        except api.ManifestError as exc:
+            for problem in exc.problems:
+                if problem.field == "kind":  # a kind gw does not read
+                    return Verdict("not supported", problem.message)
+                if _related(problem.field, wanted) and UNSUPPORTED.search(problem.message):
+                    # Without the echoed sample value, so that a refused subtree is one row.
+                    return Verdict("not supported", ECHOED_INPUT.sub("", problem.message))
+            if not _fill_missing(kind, doc, exc.problems):
+                return _untyped(kind, path)
+        except api.IgnoredDocument as exc:
+            return Verdict("not supported", str(exc))
+    else:
         return _untyped(kind, path)
-    except api.IgnoredDocument as exc:
-        return Verdict("not supported", str(exc))
     snapshot = Snapshot(resources={resource.key: resource}, errors=())
     result = translate(snapshot)
     for _, report in result.reports.items():
@@ -195,6 +238,50 @@ def judge(kind: str, api_version: str, path: tuple[str, ...], value: Any) -> Ver
             if _related(finding.field, wanted) and UNSUPPORTED.search(finding.message):
                 return Verdict("not supported", finding.message)
     return _untyped(kind, path)
+
+
+def _fill_missing(kind: str, doc: dict[str, Any], problems: list[api.Problem]) -> bool:
+    """Give the required fields the probe left out (a `ref.name` beside the probed
+    `ref.namespace`, an orch upstream's service) a value of their type, so that the probed
+    field reaches the translator. False when nothing was missing."""
+    model = api.kind_for(kind)
+    missing = [p.field for p in problems if p.message == "required field is missing"]
+    if model is None or not missing:
+        return False
+    schema = model.model_json_schema(by_alias=True)
+    for field in missing:
+        parts = [int(p) if p.isdigit() else p for p in re.split(r"\.|\[|\]\.?", field) if p]
+        node: Any = doc
+        for part in parts[:-1]:
+            node = node[part]
+        node[parts[-1]] = sample(_schema_at(schema, parts), str(parts[-1]))
+    return True
+
+
+def _schema_at(schema: dict[str, Any], parts: list[str | int]) -> dict[str, Any]:
+    """The JSON schema of the model field at `parts` (list indexes step into items)."""
+    node: dict[str, Any] = schema
+    for part in parts:
+        node = _resolve(schema, node)
+        node = node.get("items", {}) if isinstance(part, int) else node["properties"][part]
+    node = _resolve(schema, node)
+    return {"type": "integer"} if node.get("type") == "integer" else node
+
+
+def _gw_sample(kind: str, path: tuple[str, ...], crd_schema: dict[str, Any]) -> Any:
+    """The CRD's sample, or the last value gw's model enumerates where the CRD only says
+    "a string" (its enums are `x-kubernetes-int-or-string`)."""
+    model = api.kind_for(kind)
+    if model is not None and not crd_schema.get("enum"):
+        schema = model.model_json_schema(by_alias=True)
+        parts: list[str | int] = ["spec", *(0 if p == "[]" else p for p in path)]
+        try:
+            found = _schema_at(schema, parts)
+        except (KeyError, TypeError):
+            found = {}
+        if found.get("enum"):
+            return found["enum"][-1]
+    return sample(crd_schema, path[-1])
 
 
 def _related(field: str, wanted: str) -> bool:
@@ -241,9 +328,16 @@ def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_any(node: dict[str, Any]) -> bool:
-    """An object of anything (`dict[str, Any]`), not a typed map."""
+    """An object of anything (`dict[str, Any]`), not a typed map, nor one gw reads whole by
+    design (marked `x-gw-free-form`, e.g. an access log's `jsonFormat`)."""
     extra = node.get("additionalProperties")
-    return node.get("type") == "object" and "properties" not in node and extra in (True, {})
+    free_form = node.get("x-gw-free-form") is True
+    return (
+        node.get("type") == "object"
+        and "properties" not in node
+        and extra in (True, {})
+        and not free_form
+    )
 
 
 def collapse(rows: list[tuple[tuple[str, ...], Verdict]]) -> list[tuple[str, Verdict]]:
@@ -280,7 +374,7 @@ def measure(crd_dir: Path) -> dict[str, list[tuple[str, Verdict]]]:
             continue
         api_version = f"{group_of(crd)}/{version['name']}"
         rows = [
-            (path, judge(kind, api_version, path, sample(schema, path[-1])))
+            (path, judge(kind, api_version, path, _gw_sample(kind, path, schema)))
             for path, schema in leaves(spec)
             if path and path[0] not in STATUS_FIELDS
         ]

@@ -17,6 +17,7 @@ from gw.admin.server import Components, build_app
 from gw.api import ResourceKey
 from gw.api.status import Status
 from gw.asgi import AsgiServer, quiet_config
+from gw.console.options import ConsoleOptions
 from gw.controlplane import ControlPlane, Store
 from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
@@ -45,6 +46,8 @@ class Serving:
     insecure_xds: bool = False
     #: Where xDS listens when not on `bind` (`gw up`: loopback, whatever `bind` says).
     xds_bind: str | None = None
+    #: What the console on the debug server may reach (`gw up`: the proxy's admin).
+    console: ConsoleOptions = ConsoleOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,7 @@ def controlplane_servers(
         )
     ]
     if serving.debug_port is not None:
-        app = build_app(controlplane, ads, components=components)
+        app = build_app(controlplane, ads, components=components, console=serving.console)
         servers.append(AsgiServer("admin", quiet_config(app, serving.bind, serving.debug_port)))
     if serving.dev_port is not None:
         servers.append(DevMode(controlplane, serving.bind, serving.dev_port))

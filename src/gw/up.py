@@ -3,9 +3,10 @@
 The control plane (store, translator, xDS, admin) runs in this process; Envoy, the extauth
 server and the rate-limit server run as supervised children (`gw.children`), so that the
 servers on the request path keep answering while the control plane works through a large
-or hostile folder. "Up" is printed once the folder was read and translated. The proxy URL
-and each resource's status are printed as they change; Ctrl-C stops everything. A state
-file (`$GW_HOME/up.json`, default `~/.gw/up.json`) tells `gwctl` where everything listens.
+or hostile folder. "Up" is printed once the folder was read and translated, and the proxy
+listens on its ports. The proxy URL and each resource's status are printed as they change;
+Ctrl-C stops everything. The state file `up.json` in the instance's directory (`home`,
+`$GW_HOME/instances/<name>/`: `gw.instance`) tells `gwctl` where everything listens.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from gw.api import ResourceKey
 from gw.api.status import State, Status
 from gw.asgi import AsgiServer, quiet_config
 from gw.children import ComponentProcess
+from gw.console.options import ConsoleOptions
 from gw.controlplane import ControlPlane
+from gw.portcheck import ListenersBound
 from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
@@ -57,7 +60,12 @@ class UpOptions:
     concurrency: int | None = None
     max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
+    #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
+    #: Envoy statistics per route (the console charts them; they cost proxy memory).
+    route_stats: bool = False
+    #: The console may send an explained request through the proxy.
+    console_send: bool = False
 
 
 async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
@@ -70,6 +78,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         # Declared to the translator as the Upstreams `extauth` and `rate-limit`.
         extauth_server=_installed(options.bind, options.extauth_port),
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
+        route_stats=options.route_stats,
     )
     envoy = _envoy(options)
     children = _components(options, translate_options.namespace)
@@ -83,6 +92,10 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
             dev_port=options.dev_port,
             discovery=options.discovery,
             xds_bind=xds_host(options.bind),
+            console=ConsoleOptions(
+                proxy_admin_url=f"http://{_host(options.bind)}:{options.proxy_admin_port}",
+                send_host=_host(options.bind).strip("[]") if options.console_send else None,
+            ),
         ),
         on_status=StatusPrinter(out),
         components=lambda: [
@@ -94,6 +107,13 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
     )
     servers: list[lifecycle.Server] = [*plane.servers, *children, *_echo(options)]
     servers.append(lifecycle.TaskServer("envoy", envoy.run, stop=envoy.stop))
+    # Up only once the proxy listens: a taken port fails `gw up` (gw.portcheck).
+    proxy_log = options.home / "logs" / "gateway-proxy.log"
+    servers.append(
+        ListenersBound(
+            plane.ads, defaults.PROXY_ROLE, log=proxy_log, restarts=lambda: envoy.restarts
+        )
+    )
     state: list[Path] = []
 
     def started() -> None:
@@ -155,6 +175,7 @@ def _print_banner(options: UpOptions, out: TextIO, controlplane: ControlPlane) -
         print(f"  but {failure} (gwctl check)", file=out)
     print(f"  serving {options.folder} (edit the files; changes apply at once)", file=out)
     print(f"  control plane admin at http://{_host(options.bind)}:{options.debug_port}/", file=out)
+    print(f"  console at http://{_host(options.bind)}:{options.debug_port}/console/", file=out)
     if options.extauth_port is not None:
         print(f"  extauth server at {_host(options.bind)}:{options.extauth_port}", file=out)
     if options.ratelimit_port is not None:

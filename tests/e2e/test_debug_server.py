@@ -33,7 +33,7 @@ class Setup:
 
     @property
     def log(self) -> Path:
-        return self.gw.home / "logs" / "gw.log"
+        return self.gw.state_dir / "logs" / "gw.log"
 
     def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return httpx.request(method, self.gw.admin_url + path, timeout=30, **kwargs)

@@ -132,7 +132,8 @@ def gw(tmp_path_factory: pytest.TempPathFactory, echoes: tuple[Echo, Echo]) -> I
     (folder / "group.yaml").write_text(group(100, 0))
     up = GwUp(folder, work / "home")
     try:
-        up.wait_status(VS_KEY, "Accepted")
+        # Warning: two team tables share weight 5, so their routes were re-sorted.
+        up.wait_status(VS_KEY, "Warning")
         yield up
     finally:
         up.stop()
@@ -170,6 +171,72 @@ def test_selector_orders_tables_by_weight(gw: GwUp) -> None:
     assert name_of(send(gw, "/teams/spare")) == "alpha"
 
 
+def order_tables(beta_weight: int | None, broad_weight: int | None) -> str:
+    """The route-ordering guide's two tables: a specific regex (to beta) and a broad one
+    (to alpha), with the given weights (None: unset, 0)."""
+
+    def table(name: str, weight: int | None, regex: str, target: str) -> str:
+        weight_line = "" if weight is None else f"  weight: {weight}\n"
+        return f"""
+apiVersion: gateway.vendor.io/v1
+kind: RouteTable
+metadata: {{name: {name}, namespace: default, labels: {{app: myapp}}}}
+spec:
+{weight_line}  routes:
+    - matchers: [{{regex: "{regex}"}}]
+      routeAction: {{single: {{upstream: {{name: {target}}}}}}}
+"""
+
+    return "---".join(
+        [
+            table("rt-specific", beta_weight, "/api/homepage-beta-flag.*", "beta"),
+            table("rt-broad", broad_weight, "/api/homepage.*", "alpha"),
+        ]
+    )
+
+
+ORDER_VS = """
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: order, namespace: default}
+spec:
+  virtualHost:
+    domains: [order.example.com]
+    routes:
+      - matchers: [{prefix: /api}]
+        delegateAction: {selector: {labels: {app: myapp}}}
+"""
+
+
+def test_tables_of_one_weight_are_sorted_and_the_parent_warned(gw: GwUp) -> None:
+    """The route-ordering guide's example: with both tables at the default weight the
+    routes are sorted (regexes by descending text: `/api/homepage.*` comes first and
+    catches the beta-flag path) and the VirtualService says so; distinct weights restore
+    the written order and the warning goes away."""
+    host, key = "order.example.com", "VirtualService default.order"
+    (gw.folder / "order.yaml").write_text(ORDER_VS + "---" + order_tables(None, None))
+    status = gw.wait_status(key, "Warning")
+    assert status["reason"] == (
+        "warning: \n  spec.virtualHost.routes[0].delegateAction: route tables "
+        "default.rt-broad, default.rt-specific have the same weight (0): their routes were "
+        "sorted by path (exact, then regex, then prefix paths, each in descending order, so "
+        "/a/b before /a) instead of kept in the order written; give each table its own "
+        "weight to choose the order"
+    )
+    wait_until(
+        lambda: send(gw, "/api/homepage-beta-flag-on", host=host).status_code == 200,
+        what="the sorted routes",
+    )
+    assert name_of(send(gw, "/api/homepage-beta-flag-on", host=host)) == "alpha"
+    (gw.folder / "order.yaml").write_text(ORDER_VS + "---" + order_tables(10, 20))
+    gw.wait_status(key, "Accepted")
+    wait_until(
+        lambda: name_of(send(gw, "/api/homepage-beta-flag-on", host=host)) == "beta",
+        what="the weighted tables in their written order",
+    )
+    assert name_of(send(gw, "/api/homepage", host=host)) == "alpha"
+
+
 def test_upstream_group_weights(gw: GwUp) -> None:
     assert {name_of(send(gw, "/ug")) for _ in range(20)} == {"alpha"}
     (gw.folder / "group.yaml").write_text(group(0, 100))
@@ -193,7 +260,7 @@ def test_a_rejected_table_keeps_the_last_accepted_routes(gw: GwUp) -> None:
     assert vs["messages"] == ["its last accepted configuration is still being served"]
     assert send(gw, "/api/users/7").json()["path"] == "/users/7"
     path.write_text(API_TABLE)
-    gw.wait_status(VS_KEY, "Accepted")
+    gw.wait_status(VS_KEY, "Warning")
 
 
 def test_cycle_is_reported_on_the_table_that_closes_it(gw: GwUp) -> None:

@@ -100,7 +100,7 @@ def _start_gw(
 
     def store(redis: RedisServer, fail: bool) -> dict[str, str]:
         return {
-            "session": f"{{failOnFetchFailure: {str(fail).lower()}, store: "
+            "session": f"{{failOnFetchFailure: {str(fail).lower()}, redis: "
             f'{{cookieName: gw-session, options: {{host: "{redis.address}"}}}}}}',
             "headers": "{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}",
         }
@@ -408,12 +408,12 @@ def test_client_secret_is_served_but_never_shown(env: dict[str, Any]) -> None:
     gw: GwUp = env["gw"]
     served = gw.admin("/snapshots/xds")["gw-system~extauth"]["authConfigs"]
     assert {c["config_id"] for c in served} >= {"gw-system.redis-login", "gw-system.aud-a"}
-    assert {c["oidc"]["client_secret"] for c in served} == {"<redacted>"}
+    assert {c["steps"][0]["check"]["client_secret"] for c in served} == {"<redacted>"}
     shown = [
         httpx.get(gw.admin_url + path, timeout=5).text
         for path in ("/snapshots/xds", "/snapshots/proxies", "/statuses")
     ]
-    logs = [gw.process.output(), (gw.home / "logs" / "gw.log").read_text()]
+    logs = [gw.process.output(), (gw.state_dir / "logs" / "gw.log").read_text()]
     assert not any(SECRET in text for text in shown + logs)
 
 

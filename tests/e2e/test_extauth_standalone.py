@@ -75,7 +75,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 f"http://app.test:{gw.http_port}",
                 idp.issuer,
                 client_id="refresh-app",
-                session=f'{{store: {{cookieName: sid, options: {{host: "{redis.address}"}}}}}}',
+                session=f'{{redis: {{cookieName: sid, options: {{host: "{redis.address}"}}}}}}',
                 headers="{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}",
             )
             + "---"

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.manifests import upstream, virtual_service
+from tests.support.manifests import gateway, upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
 from tests.support.raw_http import Answer, get, one
@@ -54,21 +54,6 @@ DEFAULTS_SETTINGS = """
         headersWithUnderscoresAction: ALLOW"""
 
 
-def gateway(name: str, port: int, options: str = "", http_options: str = "") -> str:
-    return f"""
-apiVersion: gateway.vendor.io/v1
-kind: Gateway
-metadata: {{name: {name}, namespace: gw-system}}
-spec:
-  bindAddress: 127.0.0.1
-  bindPort: {port}
-  {options}
-  httpGateway:
-    options:
-      {http_options or "{}"}
-"""
-
-
 @dataclass
 class Setup:
     gw: GwUp
@@ -84,20 +69,22 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     ports = {name: free_port() for name in ("tuned", "defaults", "proxied", "limited")}
     gateways = [
         gateway(
-            "tuned", ports["tuned"], http_options="httpConnectionManagerSettings:" + TUNED_SETTINGS
+            "tuned",
+            ports["tuned"],
+            http_options="\n      httpConnectionManagerSettings:" + TUNED_SETTINGS,
         ),
         gateway(
             "defaults",
             ports["defaults"],
-            http_options="httpConnectionManagerSettings:" + DEFAULTS_SETTINGS,
+            http_options="\n      httpConnectionManagerSettings:" + DEFAULTS_SETTINGS,
         ),
-        gateway("proxied", ports["proxied"], options="options: {proxyProtocol: {}}"),
+        gateway("proxied", ports["proxied"], options="{proxyProtocol: {}}"),
         gateway(
             "limited",
             ports["limited"],
-            options="options: {perConnectionBufferLimitBytes: 16384, socketOptions: "
+            options="{perConnectionBufferLimitBytes: 16384, socketOptions: "
             "[{level: 1, name: 9, intValue: 1, state: STATE_LISTENING}]}",
-            http_options="connectionLimit: {maxActiveConnections: 1}",
+            http_options="{connectionLimit: {maxActiveConnections: 1}}",
         ),
     ]
     (folder / "all.yaml").write_text(

@@ -20,6 +20,7 @@ per Secret, its files swapped at once on an update), for the control plane and t
 from __future__ import annotations
 
 import base64
+import re
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from tests.support.kube_api import FakeKubeApi
 from tests.support.ports import free_port
@@ -540,3 +542,104 @@ def test_gwctl_works_against_the_cluster(
     logs = run("debug", "logs")
     assert logs.returncode == 0, logs.stderr
     assert "gateway-proxy started" in logs.stdout and "gw started" in logs.stdout
+
+
+def test_gwctl_apply_and_delete_on_the_cluster(
+    api: FakeKubeApi,
+    plane: ControlPlaneProcess,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`gwctl apply -f` is a server-side apply and `gwctl delete` a delete on the cluster;
+    both print the status the control plane then reports (read through its admin API)."""
+    from tests.support.gwctl import gwctl
+
+    _cluster_objects(api, plane)
+    home = workdir / "gwctl-home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("KUBECONFIG", str(workdir / "kubeconfig"))
+    manifest = tmp_path / "applied.yaml"
+
+    def write(body: str, matcher: dict[str, str] | None = None) -> None:
+        route: dict[str, Any] = {
+            "matchers": [matcher or {"prefix": "/"}],
+            "directResponseAction": {"status": 200, "body": body},
+        }
+        doc = web(body)
+        doc["metadata"]["name"] = "applied"
+        doc["spec"]["virtualHost"] = {"domains": ["applied.example.com"], "routes": [route]}
+        manifest.write_text(yaml.safe_dump(doc))
+
+    write("one")
+    created = gwctl(home, "apply", "-f", str(manifest))
+    assert (created.returncode, created.stdout) == (
+        0,
+        "VirtualService default.applied created: Accepted\n",
+    ), created.stderr
+    stored = api.get(VS_API, "VirtualService", "default", "applied")
+    assert stored is not None
+    assert stored["spec"]["virtualHost"]["routes"][0]["directResponseAction"]["body"] == "one"
+
+    write("two", matcher={"regex": "(unclosed"})
+    changed = gwctl(home, "apply", "-f", str(manifest))
+    assert changed.returncode == 1  # Rejected: the exit status says so
+    assert changed.stdout.splitlines()[0] == "VirtualService default.applied configured: Rejected"
+    assert "spec.virtualHost.routes[0].matchers[0].regex" in changed.stdout
+
+    deleted = gwctl(home, "delete", "vs", "applied")
+    assert (deleted.returncode, deleted.stdout) == (
+        0,
+        "VirtualService default.applied deleted\n",
+    ), deleted.stderr
+    assert api.get(VS_API, "VirtualService", "default", "applied") is None
+    gone = gwctl(home, "delete", "vs", "applied")
+    assert (gone.returncode, gone.stderr) == (1, "Error: VirtualService 'applied' not found\n")
+
+
+def test_the_console_through_the_api_servers_service_proxy(
+    api: FakeKubeApi,
+    plane: ControlPlaneProcess,
+    proxies: list[NamespacedProxy],
+    workdir: Path,
+) -> None:
+    """The console of `gw controlplane --orch`, opened in Chromium as an operator reaches it
+    on a cluster: through the API server's service proxy (a path prefix in front of it). Its
+    relative links, style sheet and explain form work there; it lists the cluster's
+    resources and the three connected proxies; it says that traffic numbers are not
+    available (the control plane does not reach the proxies' admin)."""
+    from playwright.sync_api import expect
+
+    from tests.support.browser import chromium
+
+    _cluster_objects(api, plane)
+    wait_until(lambda: vs_state(api) == "Accepted")
+    wait_until(lambda: len(plane.connections()) == 3, what="the three proxies")
+    base = f"{api.url}/api/v1/namespaces/{NS}/services/gw:9091/proxy/console/"
+    with chromium(workdir / "console-profile") as browser:
+        page = browser.new_page()
+        page.goto(base)
+        row = page.locator("table.resources tbody tr", has_text="default.web")
+        expect(row.locator(".badge")).to_have_text("Accepted")
+        display = page.evaluate("getComputedStyle(document.querySelector('.bar')).display")
+        assert display == "flex"  # the style sheet came through the prefix
+
+        page.click("nav >> text=Routes")
+        assert page.url == base + "routes"
+        host = page.locator("section.host", has_text="VirtualService default.web")
+        expect(host).to_contain_text("web.example.com")
+        host.locator("a.explain-link").first.click()
+        page.click("#explain")
+        expect(page.locator("#outcome .summary")).to_have_text(re.compile(r"^200 v\w*$"))
+        expect(page.locator("#send")).to_have_count(0)  # read-only
+
+        page.click("nav >> text=Traffic")
+        expect(page.locator("#unavailable")).to_contain_text("does not reach its proxies")
+
+        page.click("nav >> text=Proxies")
+        clients = page.locator("#clients tbody")
+        for proxy in proxies:
+            expect(clients).to_contain_text(proxy.name)
+        expect(clients.locator("tr", has_text="Listener").locator(".badge")).to_have_text(
+            ["ACK", "ACK", "ACK"]
+        )

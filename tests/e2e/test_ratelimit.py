@@ -8,7 +8,6 @@ faked.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 from tests.support.wait import wait_until
+from tests.support.windows import in_one_window
 
 pytestmark = pytest.mark.e2e
 
@@ -133,16 +133,6 @@ def get(
 ) -> httpx.Response:
     headers = {"x-client": client} if client else {}
     return httpx.get(gw.url + path, headers={**headers, **(extra or {})}, timeout=10)
-
-
-def in_one_window(check: Callable[[], T]) -> T:
-    """Run `check` again if the hour turned while it ran (the counters started afresh)."""
-    for _ in range(2):
-        hour = int(time.time()) // 3600
-        result = check()
-        if int(time.time()) // 3600 == hour:
-            return result
-    raise AssertionError("the hour turned twice")
 
 
 def exhaust(gw: GwUp, client: str) -> list[httpx.Response]:

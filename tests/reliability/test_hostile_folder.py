@@ -205,7 +205,7 @@ def test_a_killed_extauth_child_is_started_again(tmp_path: Path) -> None:
         again = wait_until(restarted, what="a new extauth process")
         assert again["restarts"] == 1
         wait_until(lambda: _answers(checker), what="the new extauth process to answer")
-        assert "extauth exited with status -9" in (gw.home / "logs" / "gw.log").read_text()
+        assert "extauth exited with status -9" in (gw.state_dir / "logs" / "gw.log").read_text()
     finally:
         checker.stop()
         gw.stop()

@@ -8,6 +8,14 @@ key), and private / symmetric key material pasted by mistake into `jwks.local.ke
 makes the components use them (TLS handshakes, a protected request reaching the extauth
 server), with the control plane logging at debug, and scans everything a user or a support
 bundle can see for any part of any of them. Real `gw up`, Envoy, extauth server, `gwctl`.
+
+The console's pages and its explanations of every host that holds or guards a secret are
+scanned too.
+
+The AuthConfig kinds add their own: a basic-auth password (only ever in requests), its salt
+and APR1 hash (in the AuthConfig, made by `htpasswd`), an API key and a value of its secret
+that a header copies (both used by requests that pass), an LDAP user's password (only in
+requests, bound at a real `slapd`) and an LDAP service account's (in its Secret).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.support.certs import KeyPair, make_ca, make_cert, tls_secret_yaml
+from tests.support.console_site import explain_page
 from tests.support.extauth_manifests import (
     auth_config,
     extauth_backends,
@@ -35,9 +44,11 @@ from tests.support.extauth_manifests import (
 )
 from tests.support.files import save
 from tests.support.gwctl import gwctl
+from tests.support.htpasswd import apr1
 from tests.support.manifests import upstream, virtual_service
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp
+from tests.support.slapd import READER_DN, USER_DN_TEMPLATE, Slapd, group_dn
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -49,6 +60,12 @@ MISMATCHED = make_cert(["bad.test"], CA)
 OTHER = make_cert(["bad.test"], CA)
 CLIENT_SECRET = "cs-" + secrets.token_urlsafe(24)
 HMAC_KEY = secrets.token_urlsafe(32)
+BASIC_PASSWORD = "pw-" + secrets.token_urlsafe(18)
+BASIC_SALT, BASIC_HASH = apr1("alice", BASIC_PASSWORD)
+API_KEY = "key-" + secrets.token_urlsafe(24)
+API_KEY_EMAIL = f"{secrets.token_hex(12)}@example.com"
+LDAP_PASSWORD = "ldap-" + secrets.token_urlsafe(18)
+LDAP_SERVICE_PASSWORD = "svc-" + secrets.token_urlsafe(18)
 _PRIVATE_JWT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -81,6 +98,12 @@ def fragments() -> dict[str, list[str]]:
         out[label] = [line for line in lines if len(line) >= 16] + [encoded[40:80]]
     out["OAuth client secret"] = [CLIENT_SECRET]
     out["symmetric JWK"] = [HMAC_KEY]
+    out["basic-auth password"] = [BASIC_PASSWORD]
+    out["basic-auth salt and hash"] = [f"{BASIC_SALT}", BASIC_HASH]
+    out["API key"] = [API_KEY, base64.b64encode(API_KEY.encode()).decode()]
+    out["API key metadata"] = [API_KEY_EMAIL, base64.b64encode(API_KEY_EMAIL.encode()).decode()]
+    out["LDAP user password"] = [LDAP_PASSWORD]
+    out["LDAP service account password"] = [LDAP_SERVICE_PASSWORD]
     return out
 
 
@@ -111,6 +134,68 @@ spec:
 """
 
 
+def key_auth_configs() -> str:
+    """A basic-auth AuthConfig and an API-key one (with a secret value copied into a
+    header), with the virtual services they guard."""
+    return f"""
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: basic, namespace: gw-system}}
+spec:
+  configs:
+  - basicAuth:
+      apr: {{users: {{alice: {{salt: "{BASIC_SALT}", hashedPassword: "{BASIC_HASH}"}}}}}}
+---
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: keys, namespace: gw-system}}
+spec:
+  configs:
+  - apiKeyAuth:
+      headersFromMetadataEntry: {{x-email: {{name: email}}}}
+      labelSelector: {{keys: planted}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: planted-key, namespace: default, labels: {{keys: planted}}}}
+type: extauth.vendor.io/apikey
+data:
+  api-key: {base64.b64encode(API_KEY.encode()).decode()}
+  email: {base64.b64encode(API_KEY_EMAIL.encode()).decode()}
+---
+{protected_app("basic", "basic.test", "basic")}
+---
+{protected_app("keys", "keys.test", "keys")}
+"""
+
+
+def ldap_auth_config(slapd: Slapd) -> str:
+    """An LDAP AuthConfig reading groups as a service account (its password in a Secret),
+    with the virtual service it guards."""
+    return f"""
+apiVersion: v1
+kind: Secret
+metadata: {{name: ldap-reader, namespace: gw-system}}
+type: extauth.vendor.io/accountcredentials
+stringData: {{username: "{READER_DN}", password: "{LDAP_SERVICE_PASSWORD}"}}
+---
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: ldap, namespace: gw-system}}
+spec:
+  configs:
+  - ldap:
+      address: {slapd.address}
+      userDnTemplate: "{USER_DN_TEMPLATE}"
+      allowedGroups: ["{group_dn("managers")}"]
+      groupLookupSettings:
+        checkGroupsWithServiceAccount: true
+        credentialsSecretRef: {{name: ldap-reader, namespace: gw-system}}
+---
+{protected_app("ldap", "ldap.test", "ldap")}
+"""
+
+
 def client_tls_upstream(port: int) -> str:
     return f"""
 apiVersion: gw.vendor.io/v1
@@ -130,6 +215,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     try:
         app = Echo(work, "app")
         started.append(app)
+        slapd = Slapd(work, LDAP_SERVICE_PASSWORD, {"rick": LDAP_PASSWORD})
+        started.append(slapd)
         folder = work / "config"
         folder.mkdir()
         extauth_port = free_port()
@@ -155,6 +242,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     virtual_service("mtls", "mtls.test", "mtls"),
                     jwt_virtual_service("jwt-private", JWT_PRIVATE_PEM),
                     jwt_virtual_service("jwt-symmetric", symmetric),
+                    key_auth_configs(),
+                    ldap_auth_config(slapd),
                 ]
             ),
         )
@@ -194,6 +283,21 @@ def use_the_secrets(gw: GwUp) -> None:
         lambda: gw.get("/private", host="app.test").text == "identity provider unavailable",
         what="the extauth server to answer",
     )
+    basic = "Basic " + base64.b64encode(f"alice:{BASIC_PASSWORD}".encode()).decode()
+    wait_until(
+        lambda: gw.get("/", host="basic.test", headers={"authorization": basic}).status_code == 200,
+        what="the basic-auth login to pass",
+    )
+    wrong = "Basic " + base64.b64encode(f"alice:{BASIC_PASSWORD}x".encode()).decode()
+    assert gw.get("/", host="basic.test", headers={"authorization": wrong}).status_code == 401
+    seen = gw.get("/", host="keys.test", headers={"api-key": API_KEY}).json()["headers"]
+    assert seen["x-email"] == API_KEY_EMAIL
+    assert gw.get("/", host="keys.test", headers={"api-key": API_KEY + "x"}).status_code == 401
+    ldap = "Basic " + base64.b64encode(f"rick:{LDAP_PASSWORD}".encode()).decode()
+    seen = gw.get("/", host="ldap.test", headers={"authorization": ldap}).json()["headers"]
+    assert seen["x-user-id"] == "rick"
+    wrong = "Basic " + base64.b64encode(f"rick:{LDAP_PASSWORD}x".encode()).decode()
+    assert gw.get("/", host="ldap.test", headers={"authorization": wrong}).status_code == 401
 
 
 def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
@@ -218,6 +322,23 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
     served = httpx.get(gw.admin_url + "/snapshots/xds", timeout=5).json()["data"]
     assert "<redacted>" in json.dumps(served)  # the secrets are there, shown redacted
 
+    # The console: every page, and explain on every host that holds or guards a secret.
+    for page in ("", "routes", "explain", "traffic", "proxies"):
+        shown[f"console /{page}"] = httpx.get(f"{gw.admin_url}/console/{page}", timeout=10).text
+    for url in (
+        "http://app.test/private",
+        "http://basic.test/",
+        "http://keys.test/",
+        "https://tls.test/",
+        "http://mtls.test/",
+        "http://bad.test/",
+        "http://jwt-private.test/",
+        "http://jwt-symmetric.test/",
+    ):
+        answer = explain_page(gw.admin_url, url=url)
+        assert 'id="outcome"' in answer, url
+        shown[f"console explain {url}"] = answer
+
     # The proxy admin (SPEC: /config_dump, with endpoints).
     shown["proxy /config_dump"] = httpx.post(
         gw.proxy_admin_url + "/config_dump?include_eds", timeout=10
@@ -228,6 +349,8 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
     for args in (
         ("get", "virtualservice", "-o", "yaml"),
         ("get", "upstreams", "-o", "yaml"),
+        ("get", "authconfig", "-o", "yaml"),
+        ("get", "secret", "-o", "yaml"),
         ("get", "virtualservice"),
         ("check",),
         ("debug", "yaml"),
@@ -243,7 +366,7 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
     # Every log: gw up's output, the control plane's log file, Envoy's log.
     shown["gw up output"] = gw.process.output()
-    for log in sorted((home / "logs").iterdir()):
+    for log in sorted((gw.state_dir / "logs").glob("*.log")):
         shown[f"log {log.name}"] = log.read_text(errors="replace")
     assert "debug" in shown["log gw.log"].lower()  # the control plane did log at debug
 
@@ -252,6 +375,13 @@ def test_no_secret_value_shows_anywhere(env: dict[str, Any]) -> None:
 
 
 def test_the_scan_finds_every_planted_value_where_it_belongs(env: dict[str, Any]) -> None:
-    """The scan can fail: run on the manifests, which do hold the values, it finds each."""
+    """The scan can fail: run on the manifests, which do hold the values, it finds each
+    (but the basic-auth and LDAP user passwords, which only requests carry: the manifests
+    hold the basic-auth hash, the LDAP server the other),
+    and it finds the API key metadata in what the upstream was sent."""
     folder: Path = env["folder"]
-    assert leaks((folder / "all.yaml").read_text()) == list(fragments())
+    only_in_requests = ("basic-auth password", "LDAP user password")
+    in_manifests = [label for label in fragments() if label not in only_in_requests]
+    assert leaks((folder / "all.yaml").read_text()) == in_manifests
+    echoed = env["gw"].get("/", host="keys.test", headers={"api-key": API_KEY}).text
+    assert leaks(echoed) == ["API key", "API key metadata"]

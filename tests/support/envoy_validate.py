@@ -16,11 +16,14 @@ from typing import Any
 from google.protobuf import json_format
 
 from gw.proxy.supervisor import envoy_path
-from gw.translator.envoy import Xds, names
+from gw.translator.envoy import Xds, names, protos
 
 
 def _data(message: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    # Through Envoy 1.40's fields (`protos.POOL`), which Envoy reads from the JSON.
+    data: dict[str, Any] = json_format.MessageToDict(
+        message, preserving_proto_field_name=True, descriptor_pool=protos.POOL
+    )
     return data
 
 

@@ -3,6 +3,8 @@ Upstream, the protected app's Upstream, and the OAuth secret holding the client 
 
 from __future__ import annotations
 
+import json
+
 
 def extauth_settings(request_timeout: str | None, *, server: bool = True) -> str:
     """Settings `extauth` (the default requestTimeout, 200ms, when `request_timeout` is None);
@@ -46,7 +48,13 @@ stringData: {{client-secret: {client_secret}}}
 
 
 def auth_config(
-    name: str, app_url: str, issuer: str, *, client_id: str | None = None, **fields: str
+    name: str,
+    app_url: str,
+    issuer: str,
+    *,
+    client_id: str | None = None,
+    callback_path: str = "/callback",
+    **fields: str,
 ) -> str:
     """An OIDC AuthConfig `name` in gw-system using the `oauth` secret; `fields` add lines
     under `oidcAuthorizationCode` (`session`, `headers`, `scopes`, `logoutPath`, ...)."""
@@ -60,10 +68,23 @@ spec:
   - oauth2:
       oidcAuthorizationCode:
         appUrl: {app_url}
-        callbackPath: /callback
+        callbackPath: {callback_path}
         clientId: {client_id or f"gw-{name}"}
         clientSecretRef: {{name: oauth, namespace: gw-system}}
         issuerUrl: {issuer}{lines}
+"""
+
+
+def chain(name: str, configs: str, boolean_expr: str | None = None) -> str:
+    """An AuthConfig `name` in gw-system with `configs` (the YAML of its entries, each
+    starting `\n  - `) and a `booleanExpr`."""
+    expr = f"\n  booleanExpr: {json.dumps(boolean_expr)}" if boolean_expr else ""
+    return f"""
+apiVersion: enterprise.gw.vendor.io/v1
+kind: AuthConfig
+metadata: {{name: {name}, namespace: gw-system}}
+spec:{expr}
+  configs:{configs}
 """
 
 

@@ -10,13 +10,19 @@ from tests.support.processes import gw_env
 
 
 def gwctl(
-    home: Path, *args: str, input: str | None = None, timeout: float = 60
+    home: Path,
+    *args: str,
+    input: str | None = None,
+    timeout: float = 60,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`gwctl ARGS` with `GW_HOME=home` (so it finds that `gw up`); never raises on a
-    non-zero exit: tests assert the exit status."""
+    """`gwctl ARGS` with `GW_HOME=home` (so it finds that `gw up`), run in `cwd` with `env`
+    added; never raises on a non-zero exit: tests assert the exit status."""
     return subprocess.run(
         [sys.executable, "-m", "gw.cli.gwctl", *args],
-        env=gw_env(home),
+        env={**gw_env(home), **(env or {})},
+        cwd=cwd,
         input=input,
         capture_output=True,
         text=True,

@@ -12,7 +12,8 @@ wire protocol for what gw uses, over plain HTTP:
   cleanly. A resourceVersion older than the last compaction is `410 Gone`: an `ERROR` event
   carrying a `Status` (the watch cache's answer) or, with `expired_as_http`, an HTTP 410;
 - get, create (409 `AlreadyExists`), update (409 `Conflict` on a stale resourceVersion),
-  JSON merge patch (a `metadata.resourceVersion` in the patch is a precondition) and delete;
+  JSON merge patch (a `metadata.resourceVersion` in the patch is a precondition), server-side
+  apply (as a lone field manager: managed fields are not modelled) and delete;
   for custom resources the `status` subresource: writes to the object ignore `status` and
   bump `generation` when anything else changes; writes to `/status` change only `status`;
 - `coordination.k8s.io/v1` Leases, `apps/v1` Deployments, core Services, Endpoints, Pods,
@@ -73,6 +74,7 @@ KINDS = (
     Kind("", "v1", "services", "Service"),
     Kind("", "v1", "endpoints", "Endpoints"),
     Kind("", "v1", "pods", "Pod"),
+    Kind("", "v1", "configmaps", "ConfigMap"),
     Kind("", "v1", "secrets", "Secret"),
     Kind("", "v1", "namespaces", "Namespace", namespaced=False),
     Kind("apps", "v1", "deployments", "Deployment"),
@@ -387,6 +389,25 @@ class FakeKubeApi:
                         new["status"] = copy.deepcopy(old["status"])
             return self._commit(kind, old, new, precondition)
 
+    def _server_side_apply(self, kind: Kind, namespace: str | None, name: str, body: Obj) -> Obj:
+        """Server-side apply as a lone field manager sees it: the object is created, or its
+        fields (all but `status`; labels and annotations of the metadata) become the
+        applied ones. Field ownership across managers is not modelled."""
+        with self._lock:
+            old = self._store(kind).get((namespace or "", name))
+        if old is None:
+            return self._create(kind, namespace, copy.deepcopy(body))
+        with self._lock:
+            new = {k: copy.deepcopy(v) for k, v in body.items() if k not in ("metadata", "status")}
+            new["metadata"] = copy.deepcopy(old["metadata"])
+            for field in ("labels", "annotations"):
+                new["metadata"].pop(field, None)
+                if body.get("metadata", {}).get(field):
+                    new["metadata"][field] = copy.deepcopy(body["metadata"][field])
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            return self._commit(kind, old, new, None)
+
     def _delete(self, kind: Kind, namespace: str | None, name: str) -> Obj:
         with self._lock:
             old = self._existing(kind, namespace, name)
@@ -438,7 +459,8 @@ class FakeKubeApi:
             namespace,
             rest[1] if len(rest) > 1 else None,
             rest[2] if len(rest) > 2 else None,
-            "/".join(rest[3:]),
+            # A trailing slash is kept, as the real service proxy keeps it.
+            "/".join(rest[3:]) + ("/" if path.endswith("/") and len(rest) > 3 else ""),
         )
 
     async def _dispatch(self, request: Request, t: _Target) -> Response:
@@ -456,6 +478,9 @@ class FakeKubeApi:
         elif method == "PUT":
             return JSONResponse(self._update(t.kind, t.namespace, t.name, await request.json()))
         elif method == "PATCH":
+            if request.headers.get("content-type") == "application/apply-patch+yaml":
+                body = yaml.safe_load(await request.body())
+                return JSONResponse(self._server_side_apply(t.kind, t.namespace, t.name, body))
             if request.headers.get("content-type") != "application/merge-patch+json":
                 raise ApiError(415, "UnsupportedMediaType", "only merge patches are served")
             return JSONResponse(

@@ -43,3 +43,20 @@ subsets:
 - addresses: [{{ip: 127.0.0.1}}]
   ports: [{{name: http, port: {endpoint_port}}}]
 """
+
+
+def gateway(name: str, port: int, *, options: str = "{}", http_options: str = "{}") -> str:
+    """A Gateway `name` in `gw-system` on 127.0.0.1:`port`, serving every VirtualService, with
+    these listener `options` and `httpGateway.options` (flow YAML, or block YAML starting
+    with a line break and indented by four)."""
+    return f"""
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {{name: {name}, namespace: gw-system}}
+spec:
+  bindAddress: 127.0.0.1
+  bindPort: {port}
+  options: {options}
+  httpGateway:
+    options: {http_options}
+"""

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from gw.instance import default_name, instance
 from tests.support.ports import free_port
 from tests.support.wait import wait_until
 
@@ -24,6 +25,7 @@ def gw_env(home: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     env["GW_HOME"] = str(home)
     env.pop("GW_ADMIN_URL", None)
+    env.pop("GW_INSTANCE", None)
     return env
 
 
@@ -156,6 +158,8 @@ class GwUp:
     ) -> None:
         self.folder = folder
         self.home = home
+        #: This run's state directory (state file, logs): `gw.instance`.
+        self.state_dir = instance(home, default_name(folder)).directory
         self.http_port, self.https_port, self.xds_port, self.admin_port, self.debug_port = (
             free_port(),
             free_port(),
@@ -201,19 +205,25 @@ class GwUp:
             home / "gw-up.log",
         )
         try:
-            wait_until(self._ready, timeout=30, what="gw up to be ready")
+            state = wait_until(self._ready, timeout=30, what="gw up to be ready")
         except TimeoutError:
             self.stop()
             raise TimeoutError(
                 f"gw up did not get ready; its output:\n{self.process.output()}"
             ) from None
-
-    def _ready(self) -> bool:
-        if not self.process.alive():
+        if state == "exited":
+            self.stop()
             raise RuntimeError(f"gw up exited:\n{self.process.output()}")
+
+    def _ready(self) -> str | None:
+        """`ready`, `exited` (at once: a gw up that failed to start), or None (not yet)."""
+        if not self.process.alive():
+            return "exited"
+        if not (self.state_dir / "up.json").exists():
+            return None  # written once every server started: the proxy listens
         live = httpx.get(self.proxy_admin_url + "/ready", timeout=1)
         proxies = self.admin("/proxies")
-        return live.status_code == 200 and proxies["translation"]["count"] > 0
+        return "ready" if live.status_code == 200 and proxies["translation"]["count"] > 0 else None
 
     def admin(self, path: str) -> Any:
         response = httpx.get(self.admin_url + path, timeout=5)

@@ -217,3 +217,65 @@ def test_names_and_namespaces_follow_the_orchestrator(
         parse_document(doc)
     assert refused.value.key == ("Upstream", namespace, name)
     assert refused.value.details().startswith(problem)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {
+            "apiVersion": "gw.vendor.io/v1",
+            "kind": "Upstream",
+            "metadata": {"name": "u", "annotations": None, "labels": None},
+            "spec": {"static": {"hosts": [{"addr": "127.0.0.1", "port": 80}]}, "sslConfig": None},
+        },
+        {
+            "apiVersion": "gateway.vendor.io/v1",
+            "kind": "VirtualService",
+            "metadata": {"name": "vs", "annotations": None},
+            "spec": {"virtualHost": {"domains": None, "routes": [{"matchers": None}]}},
+        },
+    ],
+    ids=["Upstream", "VirtualService"],
+)
+def test_explicit_nulls_are_unset_fields(doc: dict[str, object]) -> None:
+    """`annotations:` with nothing after it, as the established gateway's guides write: the
+    orchestrator's API server prunes such nulls, so they mean "take the default"."""
+    resource = parse_document(doc)
+    assert resource.metadata.annotations == {}
+    assert resource.metadata.labels == {}
+    assert "annotations" not in resource.metadata.model_fields_set
+
+
+def test_claim_matcher_takes_a_yaml_boolean() -> None:
+    """`email_verified: true` (a YAML boolean) is the claim value `true`, as Kubernetes
+    stores the manifest; a number is still refused."""
+    from pydantic import ValidationError
+
+    from gw.api.rbac import JwtPrincipal
+
+    principal = JwtPrincipal.model_validate(
+        {"claims": {"email_verified": True, "off": False}, "matcher": "BOOLEAN"}
+    )
+    assert principal.claims == {"email_verified": "true", "off": "false"}
+    with pytest.raises(ValidationError):
+        JwtPrincipal.model_validate({"claims": {"n": 3}})
+
+
+def test_unknown_kinds_of_gw_groups_are_errors_naming_the_resource() -> None:
+    """A misspelt kind in gw's own groups must get a status, not vanish like a Deployment."""
+    doc = {"apiVersion": "gateway.vendor.io/v1", "kind": "Foo", "metadata": {"name": "x"}}
+    with pytest.raises(ManifestError) as info:
+        parse_document(doc)
+    assert info.value.key == ("Foo", "default", "x")
+    assert [(p.field, p.message) for p in info.value.problems] == [
+        (
+            "kind",
+            "Foo is not a kind of gateway.vendor.io (its kinds: Gateway, RouteOption, "
+            "RouteTable, VirtualHostOption, VirtualService); check the spelling",
+        )
+    ]
+    matchable = {**doc, "kind": "MatchableTcpGateway"}
+    with pytest.raises(ManifestError, match="not supported by gw yet"):
+        parse_document(matchable)
+    with pytest.raises(IgnoredDocument):
+        parse_document({**doc, "apiVersion": "example.com/v1"})

@@ -12,8 +12,9 @@ debugging endpoints of `debug.py`.
 | `/components` | the processes of this install (control plane, proxy, ...) and their state |
 | `/tasks` | the supervised tasks of this process: running or restarting, crashes, last error |
 | `/version` | the server version |
+| `/console/` | the web console (HTML pages, `gw.console`) |
 
-Every answer except `/` (HTML) and `/metrics` (Prometheus text) is the envelope of
+Every answer except `/` and `/console/` (HTML) and `/metrics` (Prometheus text) is the envelope of
 `envelope.py`; an unknown path or a wrong method is an envelope too.
 """
 
@@ -39,7 +40,9 @@ from gw.admin.debug import debug_routes
 from gw.admin.envelope import error, ok
 from gw.api import Secret
 from gw.api.status import State, Status
+from gw.console.options import ConsoleOptions
 from gw.controlplane import ControlPlane
+from gw.snapshot import Source
 from gw.translator import ir
 from gw.translator.dump import (
     REDACTED,
@@ -77,7 +80,11 @@ def build_app(
     extra: list[Route] | None = None,
     *,
     components: Components | None = None,
+    console: ConsoleOptions | None = None,
 ) -> Starlette:
+    # The console reads this module's functions: imported here, not above.
+    from gw.console.app import console_routes
+
     async def index(_: Request) -> HTMLResponse:
         return HTMLResponse(_index_page())
 
@@ -132,6 +139,7 @@ def build_app(
         Route("/tasks", tasks),
         Route("/version", version),
         *debug_routes(controlplane, ads),
+        *console_routes(controlplane, ads, console or ConsoleOptions(), components),
         *(extra or []),
     ]
     return Starlette(
@@ -227,6 +235,8 @@ def _index_page() -> str:
 
     return (
         "<h1>gw control plane</h1><p>Things to do:</p>"
+        '<h2>Console</h2><ul><li><a href="/console/">/console/</a> — resources and their '
+        "statuses, the route tree, explain, live traffic, proxies (web pages)</li></ul>"
         f"<h2>Snapshots and statuses</h2><ul>{items(ENDPOINTS)}</ul>"
         f"<h2>Debugging</h2><ul>{items(DEBUG_ENDPOINTS)}</ul>"
         "<p>Every endpoint but this page and /metrics answers "
@@ -242,8 +252,18 @@ def resource_data(resource: Any) -> dict[str, Any]:
         for field in ("data", "stringData"):
             if field in data:
                 data[field] = {k: REDACTED for k in data[field]}
+    if resource.SECRET_FIELDS:
+        data = _redact_fields(data, resource.SECRET_FIELDS)
     hidden: dict[str, Any] = _hide_local_key_secrets(data)
     return hidden
+
+
+def _redact_fields(data: Any, fields: frozenset[str]) -> Any:
+    if isinstance(data, list):
+        return [_redact_fields(v, fields) for v in data]
+    if not isinstance(data, dict):
+        return data
+    return {k: REDACTED if k in fields else _redact_fields(v, fields) for k, v in data.items()}
 
 
 def _hide_local_key_secrets(data: Any) -> Any:
@@ -280,6 +300,7 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     errors = [
         {
             "source": str(e.source) if e.source else None,
+            **_where(e.source),
             "message": e.message,
             "resource": _key_data(e.key) if e.key else None,
         }
@@ -292,7 +313,11 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
     ]
     inputs = (
         [
-            {**_key_data(k), "source": str(snapshot.sources[k]) if k in snapshot.sources else None}
+            {
+                **_key_data(k),
+                "source": str(snapshot.sources[k]) if k in snapshot.sources else None,
+                **_where(snapshot.sources.get(k)),
+            }
             for k in sorted(snapshot.resources)
         ]
         if snapshot
@@ -304,6 +329,14 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
         for k in sorted(result.declared if result else ())
     ]
     return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}
+
+
+def _where(source: Source | None) -> dict[str, Any]:
+    """The file (relative to the served folder) and 1-based document number of a source, for
+    tools that edit the manifest (`gwctl apply`, `delete`) or point at it (`explain`)."""
+    if source is None:
+        return {}
+    return {"file": source.path, "document": source.document}
 
 
 def _key_data(key: Any) -> dict[str, str]:

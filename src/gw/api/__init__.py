@@ -16,7 +16,7 @@ from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.options import RouteOption, VirtualHostOption
-from gw.api.orch import ORCH_KINDS, Endpoints, Pod, Service
+from gw.api.orch import ORCH_KINDS, ConfigMap, Endpoints, Pod, Service
 from gw.api.proxy import Proxy
 from gw.api.ratelimit import RateLimitConfig
 from gw.api.routetable import RouteTable
@@ -31,6 +31,7 @@ __all__ = [
     "ORCH_KINDS",
     "STATUSLESS_KINDS",
     "AuthConfig",
+    "ConfigMap",
     "Endpoints",
     "Gateway",
     "ManifestError",
@@ -129,8 +130,9 @@ class IgnoredDocument(Exception):
 def parse_document(doc: Any) -> Resource:
     """Validate one manifest document.
 
-    Raises `ManifestError` for anything gw cannot accept, and `IgnoredDocument` for objects
-    of other kinds, which a folder of orchestrator manifests may well hold.
+    Raises `ManifestError` for anything gw cannot accept (an unknown kind of gw's own groups
+    included: it is a mistake, and gets a status), and `IgnoredDocument` for objects of
+    other groups' kinds, which a folder of orchestrator manifests may well hold.
     """
     if not isinstance(doc, Mapping):
         raise ManifestError([Problem("", f"a manifest must be a mapping, not {_type_name(doc)}")])
@@ -141,7 +143,10 @@ def parse_document(doc: Any) -> Resource:
         raise ManifestError([Problem("kind", "missing: every manifest needs a kind")], key)
     model = _BY_KIND.get(kind)
     if model is None:
-        raise IgnoredDocument(f"{api_version}/{kind} is not a gw kind")
+        group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+        if not is_gw_group(group):
+            raise IgnoredDocument(f"{api_version}/{kind} is not a gw kind")
+        raise ManifestError([Problem("kind", _unknown_kind(kind, group))], key)
     if api_version != model.API_VERSION:
         found = "missing" if api_version is None else f"{api_version!r} is not served"
         raise ManifestError(
@@ -153,6 +158,32 @@ def parse_document(doc: Any) -> Resource:
         # Never echo input values of a Secret: they are the secret.
         show_input = model is not Secret
         raise ManifestError([_problem(e, show_input) for e in exc.errors()], key) from None
+
+
+#: The established kinds of gw's groups that gw does not read (yet): what the status says.
+NOT_READ_KINDS = {
+    "MatchableHttpGateway": "a hybrid gateway's delegated HTTP gateway",
+    "MatchableTcpGateway": "a hybrid gateway's delegated TCP gateway",
+    "HttpListenerOption": "httpGateway.options shared by Gateways",
+    "ListenerOption": "listener options shared by Gateways",
+}
+
+
+def is_gw_group(group: str) -> bool:
+    """gw's own API groups (`gateway.vendor.io`, `gw.vendor.io`, ...): a document of an
+    unknown kind there is a mistake, never someone else's object."""
+    return group == "vendor.io" or group.endswith(".vendor.io")
+
+
+def _unknown_kind(kind: str, group: str) -> str:
+    if kind in NOT_READ_KINDS:
+        return (
+            f"{kind} ({NOT_READ_KINDS[kind]}) is not supported by gw yet: the resource is not "
+            "read; remove it"
+        )
+    known = sorted(k.KIND for k in KINDS if k.API_VERSION.partition("/")[0] == group)
+    listed = ", ".join(known) if known else "none"
+    return f"{kind} is not a kind of {group} (its kinds: {listed}); check the spelling"
 
 
 def key_of(doc: Any) -> ResourceKey | None:

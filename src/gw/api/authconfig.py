@@ -1,98 +1,49 @@
-"""AuthConfig (`enterprise.gw.vendor.io/v1`): how the extauth server authenticates."""
+"""AuthConfig (`enterprise.gw.vendor.io/v1`): how the extauth server authenticates.
+
+`spec.configs[]` is a chain of checks, each entry one kind (its model in
+`authconfig_<kind>.py`), combined in order or by `spec.booleanExpr`. Kinds gw does not run
+(yet) are accepted as data, so that stage 1 can refuse them by name rather than the parser
+calling them unknown.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gw.api.duration import Duration
-from gw.api.meta import Model, Resource, ResourceRef
-
-
-class CookieOptions(Model):
-    max_age: int | None = None
-    not_secure: bool = False
-    http_only: bool | None = None
-    path: str | None = None
-    same_site: Literal["DefaultMode", "LaxMode", "StrictMode", "NoneMode"] | None = None
-    domain: str | None = None
-
-
-class StoreOptions(Model):
-    """Where the session store (Redis) listens: `host` is `host:port`."""
-
-    host: str
-    db: int = 0
-    pool_size: int | None = None
-    socket_type: Literal["TCP", "TLS"] | None = None
-
-
-class SessionStore(Model):
-    """`session.store`: tokens kept server-side, only a handle in the cookie."""
-
-    cookie_name: str = "__session"
-    options: StoreOptions
-    key_prefix: str | None = None
-    allow_refreshing: bool | None = None
-    pre_expiry_buffer: Duration | None = None
-    target_domain: str | None = None
-    header_name: str | None = None
-
-
-class CookieSession(Model):
-    allow_refreshing: bool = False
-    key_prefix: str | None = None
-    target_domain: str | None = None
-
-
-class UserSession(Model):
-    fail_on_fetch_failure: bool = False
-    cookie_options: CookieOptions | None = None
-    cookie: CookieSession | None = None
-    store: SessionStore | None = None
-
-
-class OidcHeaders(Model):
-    id_token_header: str | None = None
-    access_token_header: str | None = None
-    use_bearer_schema_for_authorization: bool | None = None
-
-
-class DiscoveryOverride(Model):
-    auth_endpoint: str | None = None
-    token_endpoint: str | None = None
-    jwks_uri: str | None = None
-    end_session_endpoint: str | None = None
-    revocation_endpoint: str | None = None
-    scopes: list[str] = []
-
-
-class OidcAuthorizationCode(Model):
-    app_url: str
-    callback_path: str
-    client_id: str
-    client_secret_ref: ResourceRef | None = None
-    disable_client_secret: bool = False
-    issuer_url: str
-    discovery_override: DiscoveryOverride | None = None
-    discovery_poll_interval: Duration | None = None
-    scopes: list[str] = []
-    session: UserSession | None = None
-    headers: OidcHeaders | None = None
-    logout_path: str | None = None
-    after_logout_url: str | None = None
-    auth_endpoint_query_params: dict[str, str] = {}
-    token_endpoint_query_params: dict[str, str] = {}
+from gw.api.authconfig_accesstoken import AccessTokenValidation
+from gw.api.authconfig_apikey import ApiKeyAuth
+from gw.api.authconfig_basic import BasicAuth
+from gw.api.authconfig_ldap import Ldap
+from gw.api.authconfig_oidc import OidcAuthorizationCode
+from gw.api.authconfig_opa import OpaAuth
+from gw.api.authconfig_passthrough import PassThroughAuth
+from gw.api.meta import Empty, Model, Resource
 
 
 class OAuth2(Model):
     oidc_authorization_code: OidcAuthorizationCode | None = None
+    access_token_validation: AccessTokenValidation | None = None
+    oauth2: dict[str, Any] | None = None
 
 
 class AuthConfigEntry(Model):
     name: str | None = None
+    basic_auth: BasicAuth | None = None
     oauth2: OAuth2 | None = None
+    api_key_auth: ApiKeyAuth | None = None
+    pass_through_auth: PassThroughAuth | None = None
+    opa_auth: OpaAuth | None = None
+    ldap: Ldap | None = None
+    #: `jwt: {}`: the JWT options of the host or route do the verifying.
+    jwt: Empty | None = None
+    # Kinds of the established API that this build does not run: refused by name.
+    oauth: dict[str, Any] | None = None
+    plugin_auth: dict[str, Any] | None = None
+    opa_server_auth: dict[str, Any] | None = None
+    hmac_auth: dict[str, Any] | None = None
+    portal_auth: dict[str, Any] | None = None
 
 
 class AuthConfigSpec(Model):
@@ -106,5 +57,7 @@ class AuthConfig(Resource):
     KIND: ClassVar[str] = "AuthConfig"
     PLURAL: ClassVar[str] = "authconfigs"
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ("ac",)
+    #: basicAuth's salts and hashes are as secret as the passwords they protect.
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset({"salt", "hashedPassword"})
 
     spec: AuthConfigSpec

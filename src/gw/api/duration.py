@@ -25,3 +25,8 @@ def _check(text: str) -> str:
 
 
 Duration = Annotated[str, AfterValidator(_check)]
+
+
+def optional_ms(text: str | None) -> int | None:
+    """Whole milliseconds in a duration, or None when it is not set."""
+    return None if text is None else int(duration_ms(text))

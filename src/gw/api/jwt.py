@@ -74,7 +74,9 @@ class JwtProvider(Model):
 
 
 class VhostJwt(Model):
-    """`virtualHost.options.jwt`: providers are OR-ed (a token valid for any passes)."""
+    """`virtualHost.options.jwt` (deprecated: the same as `jwtStaged.afterExtAuth`), a stage
+    of `jwtStaged`, or of a route's `jwtProvidersStaged`: providers are OR-ed (a token valid
+    for any passes)."""
 
     providers: dict[str, JwtProvider] = {}
     allow_missing_or_failed_jwt: bool = False
@@ -84,6 +86,22 @@ class VhostJwt(Model):
 
 
 class RouteJwt(Model):
-    """`routes[].options.jwt`: `disable: true` turns verification off for one route."""
+    """`routes[].options.jwt` (deprecated: the after-extauth stage) or a stage of a route's
+    `jwtStaged`: `disable: true` turns the virtual host's verification off for one route."""
 
     disable: bool = False
+
+
+class JwtStagedVhost(Model):
+    """`virtualHost.options.jwtStaged`, and a route's `jwtProvidersStaged`: a check before
+    the extauth filter, one after it, or both (a request then needs a token for each)."""
+
+    before_ext_auth: VhostJwt | None = None
+    after_ext_auth: VhostJwt | None = None
+
+
+class JwtStagedRoute(Model):
+    """`routes[].options.jwtStaged`: turns the host's check of a stage off for one route."""
+
+    before_ext_auth: RouteJwt | None = None
+    after_ext_auth: RouteJwt | None = None

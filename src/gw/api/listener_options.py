@@ -1,7 +1,8 @@
 """A Gateway's `spec.options` (the established `ListenerOptions`): how the listener accepts
 connections — socket options, per-connection buffers, the PROXY protocol, balancing of
-connections across worker threads. `connectionLimit` is here too: the established gateway
-puts it in `httpGateway.options` (and `tcpGateway.options`), with this shape.
+connections across worker threads — and its access logs (`api/access_log.py`).
+`connectionLimit` is here too: the established gateway puts it in `httpGateway.options` (and
+`tcpGateway.options`), with this shape.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from gw.api.access_log import AccessLoggingService
 from gw.api.duration import Duration
 from gw.api.meta import Model
 
@@ -58,9 +60,9 @@ class ConnectionLimit(Model):
 
 
 class ListenerOptions(Model):
+    access_logging_service: AccessLoggingService | None = None
+    listener_access_logging_service: AccessLoggingService | None = None
     # Parsed so that an established manifest loads and gets a status naming them (not built).
-    access_logging_service: dict[str, Any] | None = None
-    listener_access_logging_service: dict[str, Any] | None = None
     extensions: dict[str, Any] | None = None
     tcp_stats: bool | None = None
     per_connection_buffer_limit_bytes: UInt32 | None = None

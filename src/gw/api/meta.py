@@ -7,17 +7,21 @@ hands out and the translator reads, never mutates.
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import Any, ClassVar
+from functools import cache, cached_property
+from typing import Any, ClassVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from gw.api.names import NamespaceName, ResourceName
 
 
 class Model(BaseModel):
-    """Base of every spec object: camelCase aliases, unknown fields refused, immutable."""
+    """Base of every spec object: camelCase aliases, unknown fields refused, immutable.
+
+    An explicit `null` (`annotations:` with nothing after it) on a field that cannot hold
+    None means "not set", as the orchestrator's API server prunes it: the field takes its
+    default."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -25,6 +29,30 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_unset(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            refused = _not_nullable(cls)
+            return {k: v for k, v in data.items() if v is not None or k not in refused}
+        return data
+
+
+@cache
+def _not_nullable(model: type[BaseModel]) -> frozenset[str]:
+    """The names and aliases of `model`'s fields that cannot hold None: a null there is
+    dropped (unset). Fields that can hold None keep it: there, null is a value."""
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        if type(None) not in get_args(field.annotation) and field.annotation is not Any:
+            names.update({name, field.alias or name})
+    return frozenset(names)
+
+
+class Empty(Model):
+    """A field whose presence is its whole meaning (`apr: {}`, `never: {}`): it holds
+    nothing."""
 
 
 class ResourceRef(Model):
@@ -72,6 +100,9 @@ class Resource(Model):
     KIND: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: Manifest keys whose values are secrets wherever they sit in the resource (a
+    #: basic-auth hash): views of the resource (the admin API, gwctl) redact them.
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
 
     api_version: str
     kind: str

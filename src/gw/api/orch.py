@@ -1,5 +1,5 @@
-"""The orchestrator's own objects (`v1` Service, Endpoints, Pod) and the names of the upstreams
-made from them.
+"""The orchestrator's own objects (`v1` Service, Endpoints, Pod, ConfigMap) and the names of
+the upstreams made from them.
 
 These are the orchestrator's view of running services: in directory mode a folder holds them
 as manifests, as `kubectl get -o yaml` prints them. The orchestrator, not gw, is their author,
@@ -152,8 +152,24 @@ class Pod(OrchResource):
         return self.status.phase == "Running" and bool(self.status.pod_ip) and not unready
 
 
+# --- ConfigMap ------------------------------------------------------------------------------
+
+
+class ConfigMap(OrchResource):
+    """Plain data by key, not secret (views show it as it is): the Rego modules of `opaAuth`
+    (`kubectl create configmap NAME --from-file=policy.rego`). `binaryData` is kept as
+    base64 and not used."""
+
+    KIND: ClassVar[str] = "ConfigMap"
+    PLURAL: ClassVar[str] = "configmaps"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("cm",)
+
+    data: dict[str, str] = {}
+    binary_data: dict[str, str] = {}
+
+
 #: The orchestrator's kinds: read by discovery and the translator, never given a gw status.
-ORCH_KINDS: tuple[type[Resource], ...] = (Service, Endpoints, Pod)
+ORCH_KINDS: tuple[type[Resource], ...] = (Service, Endpoints, Pod, ConfigMap)
 
 
 # --- names ----------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Rate limits: the RateLimitConfig kind (`ratelimit.vendor.io/v1alpha1`), the options that
-use it (`rateLimitConfigs`, `localRatelimit`) and Settings `ratelimitServer`.
+"""Rate limits: the RateLimitConfig kind (`ratelimit.vendor.io/v1alpha1`), the options of
+virtual hosts and routes (`rateLimitConfigs`, inline `ratelimit` / `ratelimitEarly` /
+`ratelimitRegular`, `ratelimitBasic`, `localRatelimit`), and Settings `ratelimitServer` and
+`ratelimit` (the descriptors inline actions are matched against).
 
 Fields of the established API that gw does not act on are typed `Any` so that a manifest
 using them still parses; stage 1 then refuses them with a status naming the field
@@ -81,17 +83,36 @@ class Action(Model):
 
 
 class RateLimitActions(Model):
+    """`actions` make one ordered descriptor (matched against `descriptors`); `setActions`
+    one unordered set (matched against `setDescriptors`)."""
+
     actions: list[Action] = []
+    set_actions: list[Action] = []
     # Accepted by the parser, refused in stage 1.
-    set_actions: Any = None
     limit: Any = None
     type: Any = None
+
+
+class SimpleDescriptor(Model):
+    """One entry a set rule needs: `key`, and `value` (none: any value, counted apart)."""
+
+    key: str
+    value: str | None = None
+
+
+class SetDescriptor(Model):
+    """A set rule: a request's set-style descriptor matches when it holds every one of
+    `simpleDescriptors` (none: every request), whatever else it holds and in any order."""
+
+    simple_descriptors: list[SimpleDescriptor] = []
+    rate_limit: RateLimit | None = None
+    always_apply: bool = False
 
 
 class RawRateLimit(Model):
     descriptors: list[Descriptor] = []
     rate_limits: list[RateLimitActions] = []
-    set_descriptors: Any = None  # refused in stage 1
+    set_descriptors: list[SetDescriptor] = []
 
 
 class RateLimitConfigSpec(Model):
@@ -125,7 +146,44 @@ class LocalRateLimit(Model):
     fill_interval: Duration
 
 
+class RateLimitVhostExtension(Model):
+    """Virtual host `ratelimit` / `ratelimitEarly` / `ratelimitRegular`: inline actions,
+    matched against Settings `ratelimit`, and a local token bucket."""
+
+    rate_limits: list[RateLimitActions] = []
+    local_ratelimit: LocalRateLimit | None = None
+
+
+class RateLimitRouteExtension(RateLimitVhostExtension):
+    """Route `ratelimit` / `ratelimitEarly` / `ratelimitRegular`; `includeVhRateLimits`
+    keeps the virtual host's actions of the same place as well as the route's."""
+
+    include_vh_rate_limits: bool = False
+
+
+class IngressRateLimit(Model):
+    """`ratelimitBasic`: per user (the extauth server's user id) and per client address
+    (requests without one)."""
+
+    authorized_limits: RateLimit | None = None
+    anonymous_limits: RateLimit | None = None
+
+
 # --- Settings ------------------------------------------------------------------------------
+
+
+class RateLimitServiceSettings(Model):
+    """Settings `ratelimit`: what inline `rateLimits` actions are matched against."""
+
+    descriptors: list[Descriptor] = []
+    set_descriptors: list[SetDescriptor] = []
+
+
+class RateLimitGrpcService(Model):
+    """How Envoy's gRPC calls to the server are addressed: `authority` is their `:authority`
+    (default: the cluster's name)."""
+
+    authority: str = ""
 
 
 class RateLimitServerSettings(Model):
@@ -136,4 +194,4 @@ class RateLimitServerSettings(Model):
     deny_on_fail: bool = False
     enable_x_ratelimit_headers: bool = False
     rate_limit_before_auth: bool = False
-    grpc_service: dict[str, Any] | None = None
+    grpc_service: RateLimitGrpcService | None = None

@@ -6,16 +6,29 @@ of its `principals` matches the verified token's claims (REFERENCE.md §4.6).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator
 
 from gw.api.meta import Model
+
+
+def _claim_text(value: object) -> object:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+ClaimValue = Annotated[str, BeforeValidator(_claim_text)]
 
 
 class JwtPrincipal(Model):
     """Every claim must match (AND). `provider` restricts the match to tokens verified by
     that provider of the virtual host; unset, a token of any of its providers counts."""
 
-    claims: dict[str, str] = {}
+    #: A YAML boolean (`email_verified: true`) is read as its string, for BOOLEAN matchers
+    #: (Kubernetes keeps such manifests as written).
+    claims: dict[str, ClaimValue] = {}
     provider: str | None = None
     matcher: Literal["EXACT_STRING", "BOOLEAN", "LIST_CONTAINS", "REGEX_MATCH"] = "EXACT_STRING"
 

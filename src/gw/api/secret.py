@@ -1,4 +1,4 @@
-"""Secret (`v1`): the orchestrator's secret shape, for TLS and OAuth material.
+"""Secret (`v1`): the orchestrator's secret shape, for TLS, OAuth and API key material.
 
 Values are in `data` (base64) or `stringData` (plain). Secret values are never rendered by
 `__repr__`, logs or gwctl output: only `redacted()` views leave this module.
@@ -16,6 +16,9 @@ from gw.api.meta import Resource
 
 TLS_TYPE = "kubernetes.io/tls"
 OAUTH_TYPE = "extauth.vendor.io/oauth"
+APIKEY_TYPE = "extauth.vendor.io/apikey"
+#: `username` and `password` of an account gw binds as (an LDAP service account).
+ACCOUNT_CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
 OPAQUE_TYPE = "Opaque"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from gw.api.meta import Model, ResourceRef
 
@@ -49,3 +49,5 @@ class UpstreamSslConfig(Model):
     alpn_protocols: list[str] = []
     allow_renegotiation: bool = False
     one_way_tls: bool | None = None
+    #: A separate SDS server: refused with the reason (`upstream_tls.py`).
+    sds: dict[str, Any] | None = None

@@ -10,12 +10,21 @@ from gw.api.cors import CorsPolicy
 from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
 from gw.api.extauth import ExtAuthExtension
+from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
-from gw.api.jwt import RouteJwt, VhostJwt
+from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
+from gw.api.loadbalancer import RouteActionHashConfig
 from gw.api.meta import Model, Resource, ResourceRef
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import (
+    IngressRateLimit,
+    LocalRateLimit,
+    RateLimitConfigRefs,
+    RateLimitRouteExtension,
+    RateLimitVhostExtension,
+)
 from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
+from gw.api.subsets import Subset
 from gw.api.tls import SslConfig
 from gw.api.transform import Transformations, TransformationStages
 
@@ -62,6 +71,8 @@ class OrchDestination(Model):
 class Destination(Model):
     upstream: ResourceRef | None = None
     orch: OrchDestination | None = None
+    subset: Subset | None = None
+    destination_spec: DestinationSpec | None = None
 
 
 #: Envoy's bound on a weighted split: each weight, and their sum (a larger sum is a NACK).
@@ -126,6 +137,13 @@ class RouteOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    lb_hash: RouteActionHashConfig | None = None
+    jwt_staged: JwtStagedRoute | None = None
+    jwt_providers_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitRouteExtension | None = None
+    ratelimit_early: RateLimitRouteExtension | None = None
+    ratelimit_regular: RateLimitRouteExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class Route(Model):
@@ -154,6 +172,11 @@ class VirtualHostOptions(Model):
     rate_limit_early_configs: RateLimitConfigRefs | None = None
     rate_limit_regular_configs: RateLimitConfigRefs | None = None
     local_ratelimit: LocalRateLimit | None = None
+    jwt_staged: JwtStagedVhost | None = None
+    ratelimit: RateLimitVhostExtension | None = None
+    ratelimit_early: RateLimitVhostExtension | None = None
+    ratelimit_regular: RateLimitVhostExtension | None = None
+    ratelimit_basic: IngressRateLimit | None = None
 
 
 class VirtualHost(Model):

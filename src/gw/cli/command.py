@@ -55,10 +55,25 @@ def home() -> Path:
     return Path(os.environ.get("GW_HOME") or Path.home() / ".gw")
 
 
+#: `gwctl --instance NAME` (or `GW_INSTANCE`), set by gwctl's top-level options for the
+#: command that runs in this process.
+_instance: str | None = None
+
+
+def use_instance(name: str | None) -> None:
+    global _instance
+    _instance = name or None
+
+
+def selected_instance() -> str | None:
+    """The `gw up` instance to work on, when one was named."""
+    return _instance
+
+
 def connect(admin_url: str | None, *, check_version: bool = True) -> Install:
     """The install to work on; warns on stderr when its version differs from gwctl's."""
     try:
-        install = locate(home(), admin_url)
+        install = locate(home(), admin_url, selected_instance())
     except InstallError as exc:
         fail(str(exc))
     if check_version:

@@ -1,5 +1,5 @@
-"""`gwctl create secret tls|oauth` and `gwctl create upstream orch`: write a new resource
-into the install (a folder install: `<folder>/gwctl-created/<kind>-<ns>-<name>.yaml`).
+"""`gwctl create secret tls|oauth|apikey` and `gwctl create upstream orch`: write a new
+resource into the install (a folder install: `<folder>/gwctl-created/<kind>-<ns>-<name>.yaml`).
 
 Every manifest is validated by the same models the control plane uses before it is
 written; TLS material is checked like the translator checks it. `--dry-run` prints the
@@ -9,6 +9,7 @@ manifest instead, with secret values redacted: gwctl never prints a secret back.
 from __future__ import annotations
 
 import base64
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -40,8 +41,11 @@ DryRun = Annotated[
 ]
 
 OAUTH_KEY = "client-secret"
+APIKEY_KEY = "api-key"
 TLS_TYPE = "kubernetes.io/tls"
 OAUTH_TYPE = "extauth.vendor.io/oauth"
+APIKEY_TYPE = "extauth.vendor.io/apikey"
+CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
 REDACTED = "<redacted>"
 
 
@@ -121,6 +125,86 @@ def secret_oauth(
     )
 
 
+@secret_app.command("authcredentials")
+def secret_authcredentials(
+    name: Annotated[str, typer.Option("--name", help="Secret name.")],
+    username: Annotated[str, typer.Option("--username", help="The account (an LDAP DN).")] = "",
+    password: Annotated[
+        str,
+        typer.Option(
+            "--password",
+            help="The account's password; `-` reads it from stdin (keeps it out of shell history).",
+        ),
+    ] = "",
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create account credentials (type extauth.vendor.io/accountcredentials): the service
+    account an `ldap` AuthConfig reads group memberships as (`groupLookupSettings`)."""
+    value = sys.stdin.readline().rstrip("\r\n") if password == "-" else password
+    if not username:
+        fail("username not provided")
+    if not value:
+        fail("password not provided")
+    manifest = _secret(namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value})
+    _parse(manifest)
+    _create(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda _: render_table(["Secret", "Type"], [[name, "AccountCredentials"]]),
+    )
+
+
+@secret_app.command("apikey")
+def secret_apikey(
+    name_argument: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="Secret name (or --name).")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Secret name.")] = None,
+    apikey: Annotated[
+        str,
+        typer.Option(
+            "--apikey",
+            help="The API key; `-` reads it from stdin (keeps it out of shell history).",
+        ),
+    ] = "",
+    generate: Annotated[
+        bool, typer.Option("--apikey-generate", help="Generate a random API key.")
+    ] = False,
+    labels: Annotated[
+        str | None,
+        typer.Option("--apikey-labels", help="Labels for apiKeyAuth's labelSelector: k=v,k2=v2."),
+    ] = None,
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create an API key secret (type extauth.vendor.io/apikey, key api-key) for apiKeyAuth.
+
+    A generated key is written into the secret only: gwctl does not print it (read it from
+    the created file)."""
+    secret_name = name or name_argument
+    if not secret_name:
+        fail("name the secret: gwctl create secret apikey NAME (or --name NAME)")
+    value = sys.stdin.readline().rstrip("\r\n") if apikey == "-" else apikey
+    if not value:
+        if not generate:
+            fail("ApiKey not provided or generated: give --apikey or --apikey-generate")
+        value = secrets.token_urlsafe(32)
+    manifest = _secret(namespace, secret_name, APIKEY_TYPE, {APIKEY_KEY: value})
+    if labels:
+        manifest["metadata"]["labels"] = _labels(labels, "--apikey-labels")
+    _parse(manifest)
+    _create(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda _: render_table(["Secret", "Type"], [[secret_name, "ApiKey"]]),
+    )
+
+
 @upstream_app.command("orch")
 def upstream_orch(
     name: Annotated[str, typer.Argument(help="Upstream name.")],
@@ -144,7 +228,7 @@ def upstream_orch(
         "servicePort": service_port,
     }
     if labels:
-        orch["selector"] = _labels(labels)
+        orch["selector"] = _labels(labels, "--orch-service-labels")
     manifest = {
         "apiVersion": "gw.vendor.io/v1",
         "kind": "Upstream",
@@ -175,12 +259,12 @@ def _parse(manifest: dict[str, Any]) -> api.Resource:
         fail(exc.details())
 
 
-def _labels(text: str) -> dict[str, str]:
+def _labels(text: str, option: str) -> dict[str, str]:
     out = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            fail(f"--orch-service-labels: {item!r} is not key=value")
+            fail(f"{option}: {item!r} is not key=value")
         out[key.strip()] = value.strip()
     return out
 

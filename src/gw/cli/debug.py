@@ -93,7 +93,12 @@ def debug_yaml(file: OutFile = None, admin_url: AdminUrl = None) -> None:
     for error in statuses["inputErrors"]:
         header.append(f"# cannot read {error['source'] or '?'}: {error['message']}")
     documents: list[dict[str, Any]] = []
-    kinds = sorted({i["kind"] for i in statuses["inputs"]})
+    # Every kind the install holds, those only known from a status or a broken manifest too.
+    kinds = sorted(
+        {i["kind"] for i in statuses["inputs"]}
+        | {r["kind"] for r in statuses["resources"]}
+        | {e["resource"]["kind"] for e in statuses["inputErrors"] if e.get("resource")}
+    )
     for kind in kinds:
         documents.extend(resources_of(install, kind, None))
     for proxy in proxies:

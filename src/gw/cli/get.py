@@ -1,55 +1,153 @@
-"""`gwctl get upstreams|upstreamgroups|virtualservice|routetables|ratelimitconfig [NAME]`:
-resources with their status, as the established tool's tables (REFERENCE.md §7.3) or as
-manifests (`-o yaml|json`)."""
+"""`gwctl get KIND [NAME]`: every resource of a kind in the install, with its status, as the
+established tool's tables (REFERENCE.md §7.3) or as manifests (`-o yaml|json`).
+
+Nothing is hidden: a resource whose manifest the store could not accept (an unknown field, a
+bad value) is listed Rejected with the reason even when no version of it was ever accepted,
+and a file that cannot be parsed at all (so no resource can be told from it) is named on
+stderr. Every namespace is listed unless `-n NAMESPACE` narrows it (`-A` says "all" outright).
+
+Each kind's command is made by `register()`; the tables live next to it (this module:
+upstreams; `get_routes`, `get_gateways`, `get_options`, `get_more`: the others).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
 
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
+from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail, warn
 from gw.cli.install import CONTROLLER_NAMESPACE, Install, InstallError
 from gw.cli.tables import render_table
 
 app = typer.Typer(help="List resources with their status.", no_args_is_help=True)
 
+Table = Callable[[list[dict[str, Any]]], str]
+NameArg = Annotated[str | None, typer.Argument(help="Only the resource of this name.")]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option("-n", "--namespace", help="Only this namespace (default: every namespace)."),
+]
+AllNamespaces = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="Every namespace (overrides -n).")
+]
+
+
+#: How a kind's resources are read: (install, kind, name, namespace) → manifests.
+Fetch = Callable[[Install, str, str | None, str | None], list[dict[str, Any]]]
+
+
+def register(
+    kind: str, names: Sequence[str], help: str, table: Table, fetch: Fetch | None = None
+) -> None:
+    """Add `gwctl get <names[0]>` (the other names are hidden aliases) for `kind`; its
+    resources come from the store (`resources_of`) unless `fetch` reads them elsewhere."""
+
+    def command(
+        name: NameArg = None,
+        output: OutputOpt = Output.table,
+        namespace: NamespaceOpt = None,
+        all_namespaces: AllNamespaces = False,
+        admin_url: AdminUrl = None,
+    ) -> None:
+        install = connect(admin_url)
+        wanted = None if all_namespaces else namespace
+        if fetch is None:
+            resources = resources_of(install, kind, name, namespace=wanted, report_unreadable=True)
+        else:
+            resources = fetch(install, kind, name, wanted)
+        emit(resources, output, table(resources))
+
+    command.__doc__ = help
+    first, *aliases = names
+    app.command(first, help=help)(command)
+    for alias in aliases:
+        app.command(alias, help=help, hidden=True)(command)
+
 
 def resources_of(
-    install: Install, kind: str, name: str | None, *, missing_ok: bool = False
+    install: Install,
+    kind: str,
+    name: str | None,
+    *,
+    missing_ok: bool = False,
+    namespace: str | None = None,
+    report_unreadable: bool = False,
 ) -> list[dict[str, Any]]:
-    """Resources of a kind as manifests, each with its status under `status.statuses`."""
+    """Resources of a kind as manifests, each with its status under `status.statuses`,
+    sorted by namespace and name. A resource the store could not accept at all is a stub
+    (kind, name, namespace, status) so that it is listed with its reason."""
     try:
         resources = install.admin("/snapshots/input")
         statuses = install.admin("/statuses")
     except InstallError as exc:
         fail(str(exc))
-    by_key = {(s["kind"], s["namespace"], s["name"]): s["status"] for s in statuses["resources"]}
-    out = []
+    found: dict[tuple[str, str], dict[str, Any]] = {}
     for resource in resources:
         meta = resource["metadata"]
-        if resource["kind"] != kind or (name and meta["name"] != name):
+        if resource["kind"] == kind:
+            found[(meta.get("namespace", "default"), meta["name"])] = resource
+    status_of = {
+        (s["namespace"], s["name"]): s["status"] for s in statuses["resources"] if s["kind"] == kind
+    }
+    for key in status_of:
+        found.setdefault(key, _stub(kind, *key))
+    for error in statuses["inputErrors"]:
+        key = error.get("resource")
+        if key and key["kind"] == kind:
+            where = (key["namespace"], key["name"])
+            found.setdefault(where, _stub(kind, *where))
+            if where not in status_of and _statusless(kind):
+                # The orchestrator's own kinds (secrets) have no status: the error is it.
+                status_of[where] = _unreadable_status(error)
+    out = []
+    for where, resource in sorted(found.items()):
+        if (name and where[1] != name) or (namespace and where[0] != namespace):
             continue
-        status = by_key.get((kind, meta.get("namespace", "default"), meta["name"]))
+        status = status_of.get(where)
         if status is not None:
             resource = {**resource, "status": {"statuses": {CONTROLLER_NAMESPACE: status}}}
         out.append(resource)
+    if report_unreadable:
+        _warn_unreadable(statuses["inputErrors"])
     if name and not out and not missing_ok:
-        fail(f"{kind} {name!r} not found")
+        fail(f"{kind} {name!r} not found" + (f" in namespace {namespace}" if namespace else ""))
     return out
 
 
-@app.command("upstreams")
-@app.command("upstream", hidden=True)
-@app.command("us", hidden=True)
-def get_upstreams(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List upstreams with type, status and details."""
-    resources = resources_of(connect(admin_url), "Upstream", name)
-    emit(resources, output, upstream_table(resources))
+def _statusless(kind: str) -> bool:
+    from gw.api import STATUSLESS_KINDS  # the models load only on this rare path
+
+    return kind in STATUSLESS_KINDS
+
+
+def _stub(kind: str, namespace: str, name: str) -> dict[str, Any]:
+    """A resource the store holds no accepted version of: what its status is about."""
+    from gw.api import kind_for
+
+    model = kind_for(kind)
+    return {
+        "apiVersion": model.API_VERSION if model else "",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+    }
+
+
+def _unreadable_status(error: dict[str, Any]) -> dict[str, Any]:
+    where = f"{error['source']}: " if error.get("source") else ""
+    return {"state": "Rejected", "reason": f"{where}{error['message']}", "reportedBy": "gw"}
+
+
+def _warn_unreadable(errors: list[dict[str, Any]]) -> None:
+    """Files no resource can be told from: whatever they hold is not listed."""
+    unkeyed = [e for e in errors if not e.get("resource")]
+    if not unkeyed:
+        return
+    noun = "manifest" if len(unkeyed) == 1 else "manifests"
+    lines = [f"Warning: {len(unkeyed)} {noun} could not be read; what they hold is not listed:"]
+    lines += [f"  {e['source'] or '?'}: {e['message']}" for e in unkeyed]
+    warn("\n".join(lines))
 
 
 def upstream_table(resources: list[dict[str, Any]]) -> str:
@@ -60,128 +158,12 @@ def upstream_table(resources: list[dict[str, Any]]) -> str:
     return render_table(["Upstream", "Type", "Status", "Details"], rows)
 
 
-@app.command("virtualservice")
-@app.command("virtualservices", hidden=True)
-@app.command("vs", hidden=True)
-def get_virtualservice(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List virtual services with domains, SSL, status and routes."""
-    resources = resources_of(connect(admin_url), "VirtualService", name)
-    emit(resources, output, virtualservice_table(resources))
-
-
-def virtualservice_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        spec = r.get("spec", {})
-        vhost = spec.get("virtualHost") or {}
-        rows.append(
-            [
-                r["metadata"]["name"],
-                spec.get("displayName", ""),
-                ", ".join(vhost.get("domains") or ["*"]),
-                ssl_kind(spec),
-                state_text(r),
-                "",
-                "\n".join(
-                    route_line(route, r["metadata"].get("namespace", "default"))
-                    for route in vhost.get("routes", [])
-                ),
-            ]
-        )
-    headers = [
-        "Virtual Service",
-        "Display Name",
-        "Domains",
-        "SSL",
-        "Status",
-        "ListenerPlugins",
-        "Routes",
-    ]
-    return render_table(headers, rows)
-
-
-@app.command("routetable")
-@app.command("routetables", hidden=True)
-@app.command("rt", hidden=True)
-def get_routetables(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List route tables with their routes and status."""
-    resources = resources_of(connect(admin_url), "RouteTable", name)
-    emit(resources, output, routetable_table(resources))
-
-
-def routetable_table(resources: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            r["metadata"]["name"],
-            "\n".join(
-                route_line(route, r["metadata"].get("namespace", "default"))
-                for route in r.get("spec", {}).get("routes", [])
-            ),
-            state_text(r),
-        ]
-        for r in resources
-    ]
-    return render_table(["Route Table", "Routes", "Status"], rows)
-
-
-@app.command("upstreamgroup")
-@app.command("upstreamgroups", hidden=True)
-@app.command("ug", hidden=True)
-def get_upstreamgroups(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List upstream groups with status, total weight and destinations."""
-    resources = resources_of(connect(admin_url), "UpstreamGroup", name)
-    emit(resources, output, upstreamgroup_table(resources))
-
-
-def upstreamgroup_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        namespace = r["metadata"].get("namespace", "default")
-        dests = r.get("spec", {}).get("destinations", [])
-        details = []
-        for d in dests:
-            single = {"routeAction": {"single": d.get("destination", {})}}
-            details.append(f"{destination(single, namespace)}: weight {d.get('weight', 0)}")
-        total = sum(int(d.get("weight", 0)) for d in dests)
-        rows.append([r["metadata"]["name"], state_text(r), str(total), "\n".join(details)])
-    return render_table(["Upstream Group", "Status", "Total Weight", "Details"], rows)
-
-
-@app.command("ratelimitconfig")
-@app.command("ratelimitconfigs", hidden=True)
-@app.command("rlc", hidden=True)
-def get_ratelimitconfig(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List rate limit configs with status and their top-level descriptors."""
-    resources = resources_of(connect(admin_url), "RateLimitConfig", name)
-    emit(resources, output, ratelimitconfig_table(resources))
-
-
-def ratelimitconfig_table(resources: list[dict[str, Any]]) -> str:
-    rows = []
-    for r in resources:
-        raw = r.get("spec", {}).get("raw") or {}
-        descriptors = [
-            d.get("key", "") + (f"={d['value']}" if "value" in d else "")
-            for d in raw.get("descriptors") or []
-        ]
-        rows.append([r["metadata"]["name"], state_text(r), "\n".join(descriptors)])
-    return render_table(["Rate Limit Config", "Status", "Descriptors"], rows)
+register(
+    "Upstream",
+    ("upstreams", "upstream", "us"),
+    "List upstreams with type, status and details.",
+    upstream_table,
+)
 
 
 def state_text(resource: dict[str, Any]) -> str:
@@ -232,47 +214,3 @@ def upstream_details(resource: dict[str, Any]) -> str:
         hosts = spec["static"].get("hosts", [])
         return "\n".join(["hosts:", *(f"- {h['addr']}:{h['port']}" for h in hosts)])
     return ""
-
-
-def ssl_kind(spec: dict[str, Any]) -> str:
-    ssl = spec.get("sslConfig")
-    if not ssl:
-        return "none"
-    if "secretRef" in ssl:
-        return "secret_ref"
-    if "sslFiles" in ssl:
-        return "ssl_files"
-    return "sds"
-
-
-def route_line(route: dict[str, Any], namespace: str) -> str:
-    matchers = route.get("matchers") or [{"prefix": "/"}]
-    match = ",".join(m.get("prefix") or m.get("exact") or m.get("regex") or "?" for m in matchers)
-    name = f"{route['name']}: " if route.get("name") else ""
-    return f"{name}{match} -> {destination(route, namespace)}"
-
-
-def destination(route: dict[str, Any], namespace: str) -> str:
-    if "directResponseAction" in route:
-        return str(route["directResponseAction"].get("status"))
-    if "redirectAction" in route:
-        return str(route["redirectAction"].get("hostRedirect", "redirect"))
-    if "delegateAction" in route:
-        ref = route["delegateAction"].get("ref")
-        if ref:
-            return f"{ref.get('namespace') or namespace}.{ref['name']} (route table)"
-        return "route tables by selector"
-    action = route.get("routeAction", {})
-    if "multi" in action:
-        return f"{len(action['multi'].get('destinations', []))} destinations"
-    if "upstreamGroup" in action:
-        ref = action["upstreamGroup"]
-        return f"upstream group: {ref['name']}.{ref.get('namespace') or namespace}"
-    single = action.get("single", {})
-    if "upstream" in single:
-        ref = single["upstream"]
-        return f"{ref.get('namespace') or namespace}.{ref['name']} (upstream)"
-    if "orch" in single:
-        ref = single["orch"]["ref"]
-        return f"{ref.get('namespace') or namespace}.{ref['name']} (service)"
-    return "?"

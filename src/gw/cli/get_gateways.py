@@ -8,28 +8,17 @@ admin API (`/snapshots/proxy-resources`) with their own statuses. The commands j
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit, fail
-from gw.cli.get import app, resources_of, state_text
-from gw.cli.install import InstallError
+from gw.cli.command import fail
+from gw.cli.get import register, state_text
+from gw.cli.install import Install, InstallError
 from gw.cli.tables import render_table
 
-__all__ = ["get_gateways", "get_proxy"]
+__all__ = ["gateway_table", "proxy_table"]
 
 
-@app.command("gateways")
-@app.command("gateway", hidden=True)
-@app.command("gw", hidden=True)
-def get_gateways(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List gateways with their listener, proxies and status."""
-    resources = resources_of(connect(admin_url), "Gateway", name)
+def gateway_table(resources: list[dict[str, Any]]) -> str:
     rows = []
     for r in resources:
         spec = r.get("spec", {})
@@ -44,8 +33,15 @@ def get_gateways(
                 state_text(r),
             ]
         )
-    table = render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
-    emit(resources, output, table)
+    return render_table(["Gateway", "Listener", "SSL", "Proxies", "Selection", "Status"], rows)
+
+
+register(
+    "Gateway",
+    ("gateways", "gateway", "gw"),
+    "List gateways with their listener, proxies and status.",
+    gateway_table,
+)
 
 
 def _selection_text(http: dict[str, Any]) -> str:
@@ -66,22 +62,26 @@ def _selection_text(http: dict[str, Any]) -> str:
     return "all in " + ",".join(namespaces)
 
 
-@app.command("proxy")
-@app.command("proxies", hidden=True)
-@app.command("px", hidden=True)
-def get_proxy(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List the proxies the control plane built, with listeners, virtual hosts and status."""
+def proxies_of(
+    install: Install, kind: str, name: str | None, namespace: str | None
+) -> list[dict[str, Any]]:
+    """The Proxy resources the control plane built (they are not stored)."""
     try:
-        proxies = connect(admin_url).admin("/snapshots/proxy-resources")
+        proxies = install.admin("/snapshots/proxy-resources")
     except InstallError as exc:
         fail(str(exc))
-    proxies = [p for p in proxies if not name or p["metadata"]["name"] == name]
-    if name and not proxies:
-        fail(f"Proxy {name!r} not found")
+    found = [
+        p
+        for p in proxies
+        if (not name or p["metadata"]["name"] == name)
+        and (not namespace or p["metadata"]["namespace"] == namespace)
+    ]
+    if name and not found:
+        fail(f"{kind} {name!r} not found")
+    return found
+
+
+def proxy_table(proxies: list[dict[str, Any]]) -> str:
     rows = []
     for p in proxies:
         listeners = p["spec"]["listeners"]
@@ -99,4 +99,13 @@ def get_proxy(
             ]
         )
     headers = ["Proxy Name", "Proxy Namespace", "Created By", "Listeners", "Virtual Hosts"]
-    emit(proxies, output, render_table([*headers, "Status"], rows))
+    return render_table([*headers, "Status"], rows)
+
+
+register(
+    "Proxy",
+    ("proxy", "proxies", "px"),
+    "List the proxies the control plane built, with listeners, virtual hosts and status.",
+    proxy_table,
+    fetch=proxies_of,
+)

@@ -6,41 +6,12 @@ commands join the `gwctl get` group (`get.app`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gw.cli.command import AdminUrl, Output, OutputOpt, connect, emit
-from gw.cli.get import app, resources_of, state_text
+from gw.cli.get import register, state_text
 from gw.cli.tables import render_table
 
-__all__ = ["get_route_options", "get_virtual_host_options", "options_table"]
-
-
-@app.command("virtualhostoption")
-@app.command("virtualhostoptions", hidden=True)
-@app.command("vhopts", hidden=True)
-def get_virtual_host_options(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List VirtualHostOptions with their status and the options they set."""
-    resources = resources_of(connect(admin_url), "VirtualHostOption", name)
-    emit(resources, output, options_table("Virtual Host Option", resources))
-
-
-@app.command("routeoption")
-@app.command("routeoptions", hidden=True)
-@app.command("rtopts", hidden=True)
-def get_route_options(
-    name: Annotated[str | None, typer.Argument()] = None,
-    output: OutputOpt = Output.table,
-    admin_url: AdminUrl = None,
-) -> None:
-    """List RouteOptions with their status and the options they set."""
-    resources = resources_of(connect(admin_url), "RouteOption", name)
-    emit(resources, output, options_table("Route Option", resources))
+__all__ = ["options_table"]
 
 
 def options_table(title: str, resources: list[dict[str, Any]]) -> str:
@@ -53,3 +24,17 @@ def options_table(title: str, resources: list[dict[str, Any]]) -> str:
         for r in resources
     ]
     return render_table([title, "Status", "Options"], rows)
+
+
+register(
+    "VirtualHostOption",
+    ("virtualhostoption", "virtualhostoptions", "vhopts"),
+    "List VirtualHostOptions with their status and the options they set.",
+    lambda resources: options_table("Virtual Host Option", resources),
+)
+register(
+    "RouteOption",
+    ("routeoption", "routeoptions", "rtopts"),
+    "List RouteOptions with their status and the options they set.",
+    lambda resources: options_table("Route Option", resources),
+)

@@ -110,12 +110,33 @@ def up(
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of this run's state directory under $GW_HOME/instances (default: "
+            "from the folder); gwctl --instance NAME picks it."
+        ),
+    ] = None,
+    route_stats: RouteStats = False,
+    console_send: Annotated[
+        bool,
+        typer.Option(
+            help="The console's explain page may send the request through the proxy (off: "
+            "the console only reads)."
+        ),
+    ] = False,
 ) -> None:
     """Run the control plane and a gateway proxy on this machine, serving FOLDER."""
+    from gw.instance import InstanceError, claim
     from gw.up import UpOptions, gw_home
     from gw.up import up as run_up
 
-    home = gw_home()
+    try:
+        claimed = claim(gw_home(), folder, instance)
+    except InstanceError as exc:
+        typer.echo(f"gw: {exc}", err=True)
+        raise typer.Exit(1) from None
+    home = claimed.instance.directory
     configure_logging(log_level, home / "logs" / "gw.log")
     options = UpOptions(
         folder=folder,
@@ -136,11 +157,24 @@ def up(
         max_downstream_connections=global_downstream_max_connections,
         discovery=discovery,
         home=home,
+        route_stats=route_stats,
+        console_send=console_send,
     )
-    run_command(run_up(options))
+    try:
+        run_command(run_up(options))
+    finally:
+        claimed.release()
 
 
 # --- options of `gw controlplane` ------------------------------------------------------------
+
+RouteStats = Annotated[
+    bool,
+    typer.Option(
+        help="Envoy statistics for every route (the console charts them); costs proxy "
+        "memory per route."
+    ),
+]
 
 DevPort = Annotated[
     int, typer.Option(help="Developer API (dev-admin), open while Settings devMode is true.")
@@ -216,6 +250,7 @@ def controlplane(
     dev_port: DevPort = defaults.DEV_PORT,
     log_level: LogLevel = defaults.LOG_LEVEL,
     discovery: InProcessDiscovery = True,
+    route_stats: RouteStats = False,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
@@ -227,7 +262,11 @@ def controlplane(
     configure_logging(log_level)
     stats = os.environ.get("START_STATS_SERVER", "").lower() not in ("", "0", "false", "no")
     options = Options(
-        namespace=namespace, bind_address=proxy_bind, http_port=http_port, https_port=https_port
+        namespace=namespace,
+        bind_address=proxy_bind,
+        http_port=http_port,
+        https_port=https_port,
+        route_stats=route_stats,
     )
     serving = Serving(
         bind=bind,
@@ -402,6 +441,12 @@ def extauth(
     xds_certs: XdsCerts = None,
     insecure_xds: InsecureXds = False,
     log_file: LogFile = None,
+    session_cache: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a Redis session read stays in memory (0: read Redis on every check)."
+        ),
+    ] = 2.0,
 ) -> None:
     """Run the external auth server (OIDC logins for Envoy's ext_authz), configured by the
     control plane at XDS."""
@@ -409,7 +454,9 @@ def extauth(
 
     configure_logging(log_level, log_file)
     placement = _placement(bind, port, xds, role, xds_certs, insecure_xds)
-    run_command(_serve_one(lambda: extauth_server(placement)), uvloop=True)
+    run_command(
+        _serve_one(lambda: extauth_server(placement, session_cache=session_cache)), uvloop=True
+    )
 
 
 @app.command()

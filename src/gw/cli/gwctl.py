@@ -16,16 +16,29 @@ import typer
 
 from gw import __version__
 from gw.cli import (
+    apply,
     check,
     create,
     debug,
+    explain,
     get,
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
+    get_more,  # noqa: F401 (adds `get authconfig`, `secret`, `settings` ...)
     get_options,  # noqa: F401 (adds `get virtualhostoption` and `get routeoption`)
+    get_routes,  # noqa: F401 (adds `get virtualservice`, `routetable`, `upstreamgroup`)
     offline,
     proxy_cmd,
 )
-from gw.cli.command import AdminUrl, DataOutput, emit, home, version_mismatch, warn
+from gw.cli.command import (
+    AdminUrl,
+    DataOutput,
+    emit,
+    home,
+    selected_instance,
+    use_instance,
+    version_mismatch,
+    warn,
+)
 from gw.cli.install import InstallError, locate
 
 app = typer.Typer(
@@ -38,6 +51,27 @@ app.add_typer(proxy_cmd.app, name="proxy")
 app.add_typer(debug.app, name="debug")
 app.add_typer(create.app, name="create")
 app.command("check")(check.check)
+app.command("apply")(apply.apply)
+app.command("explain")(explain.explain_command)
+app.command("delete")(apply.delete)
+
+
+@app.callback()
+def options(
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            "--instance",
+            envvar="GW_INSTANCE",
+            help="The `gw up` instance to work on (default: the one serving the current "
+            "folder, else the only one running).",
+        ),
+    ] = None,
+) -> None:
+    """gwctl: inspect and operate a gw installation."""
+    use_instance(instance)
+
+
 app.command("validate")(offline.validate)
 app.command("translate")(offline.translate_command)
 
@@ -51,7 +85,7 @@ def version(
     server: str | None = None
     problem = ""
     try:
-        server = locate(home(), admin_url).server_version()
+        server = locate(home(), admin_url, selected_instance()).server_version()
     except InstallError as exc:
         problem = f"Warning: {exc}"
     if output is not None:

@@ -2,22 +2,24 @@
 
 `Install` is the one interface the commands use; each kind of installation implements it:
 
-- `FolderInstall`: `gw up DIR` on this machine. Its state file, `$GW_HOME/up.json`, says
-  where the proxy, the control plane's admin server and the Envoy admin listen, and where
-  the logs are. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a control plane directly.
+- `FolderInstall`: `gw up DIR` on this machine. Each `gw up` is an instance with a state
+  directory of its own (`gw.instance`); its state file says where the proxy, the control
+  plane's admin server and the Envoy admin listen, and where the logs are. gwctl works on the
+  instance named with `--instance` (or `GW_INSTANCE`), else the one serving the current
+  folder, else the only one running. `--admin-url` (or `GW_ADMIN_URL`) points gwctl at a
+  control plane directly.
 - `OrchInstall` (`orch_install.py`): an orchestrator install, reached through the API server
   (the admin API over its service proxy, logs, objects) and `kubectl port-forward` (Envoy's
   admin on 19000, xDS on 9977); see docs/kubernetes.md. Chosen by `GW_INSTALL=orch`, or
   when no `gw up` runs here and a kubeconfig is there.
 
-Commands never read `up.json` or build URLs themselves.
+Commands never read state files or build URLs themselves.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import time
 from abc import ABC, abstractmethod
@@ -132,11 +134,23 @@ class Install(ABC):
         """Store a new resource (`text` is its YAML); returns where it went."""
 
     @abstractmethod
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        """Create or replace a resource (`text` is its YAML document); True when created."""
+
+    @abstractmethod
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        """Delete a resource; False when there was none."""
+
+    @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What and where the install is (for `debug yaml`), with no secret in it."""
 
     def server_version(self) -> str:
         return str(self.admin("/version")["version"])
+
+    def manifest_folder(self) -> Path | None:
+        """The folder the control plane reads manifests from, when gwctl can read it too."""
+        return None
 
     @functools.cached_property
     def http(self) -> httpx.Client:
@@ -153,7 +167,6 @@ class FolderInstall(Install):
     """`gw up DIR` on this machine."""
 
     kind = "folder"
-    CREATED_DIR = "gwctl-created"
 
     def __init__(self, admin_url: str, state: dict[str, Any] | None, state_path: Path) -> None:
         self.admin_url = admin_url.rstrip("/")
@@ -262,50 +275,109 @@ class FolderInstall(Install):
         raise InstallError(f"no log file for {name} in {self.state_path}")
 
     def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
+        from gw.cli import served_folder
+
         folder = Path(self._need("folder", "served folder"))
         meta = manifest["metadata"]
-        target = folder / self.CREATED_DIR
-        target.mkdir(exist_ok=True)
-        path = target / f"{manifest['kind'].lower()}-{meta['namespace']}-{meta['name']}.yaml"
-        # Write aside, then move into place: the control plane never reads half a file. A
-        # secret's file is never readable by others, not even for a moment.
-        temp = target / f".{path.name}.tmp"
-        mode = 0o600 if manifest["kind"] == "Secret" else 0o644
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-        temp.replace(path)
+        path = served_folder.new_file(folder, manifest["kind"], meta["namespace"], meta["name"])
+        served_folder.write_atomically(path, text, private=manifest["kind"] == "Secret")
         return str(path)
+
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        """Replace the document that holds the resource (or the one that failed to, when
+        it is broken), or write a new file for a new resource."""
+        from gw.cli import served_folder
+
+        folder = Path(self._need("folder", "served folder"))
+        meta = manifest["metadata"]
+        key = (manifest["kind"], meta.get("namespace") or "default", meta["name"])
+        where = self._location(key)
+        private = manifest["kind"] == "Secret"
+        try:
+            if where is None:
+                served_folder.put_document(
+                    served_folder.new_file(folder, *key), None, text, private=private
+                )
+                return True
+            path = folder / where[0]
+            served_folder.check_document(path, where[1], key)
+            served_folder.put_document(path, where[1], text, private=private)
+        except (served_folder.EditError, OSError) as exc:
+            raise InstallError(f"cannot write {key[0]} {key[1]}.{key[2]}: {exc}") from None
+        return False
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        from gw.cli import served_folder
+
+        folder = Path(self._need("folder", "served folder"))
+        where = self._location((kind, namespace, name))
+        if where is None:
+            return False
+        path = folder / where[0]
+        try:
+            served_folder.check_document(path, where[1], (kind, namespace, name))
+            served_folder.remove_document(path, where[1])
+        except (served_folder.EditError, OSError) as exc:
+            raise InstallError(f"cannot delete {kind} {namespace}.{name}: {exc}") from None
+        return True
+
+    def _location(self, key: tuple[str, str, str]) -> tuple[str, int] | None:
+        """(file in the folder, document) holding the resource as the store read it: the
+        accepted manifest, else the broken one that meant it."""
+        statuses = self.admin("/statuses")
+        rows = [i for i in statuses["inputs"] if (i["kind"], i["namespace"], i["name"]) == key]
+        rows += [
+            e
+            for e in statuses["inputErrors"]
+            if e.get("resource") and tuple(e["resource"].values()) == key
+        ]
+        for row in rows:
+            if row.get("file") and row.get("document"):
+                return str(row["file"]), int(row["document"])
+        return None
+
+    def manifest_folder(self) -> Path | None:
+        folder = self.state.get("folder")
+        return Path(folder) if folder else None
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "stateFile": str(self.state_path), **self.state}
 
 
-def locate(home: Path, admin_url: str | None = None) -> Install:
-    """The install gwctl talks to: `--admin-url` if given, else the running `gw up`."""
-    state_path = home / "up.json"
-    state: dict[str, Any] | None = None
-    if state_path.exists():
-        try:
-            state = json.loads(state_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise InstallError(
-                f"{state_path} is not valid JSON ({exc}); delete it and run `gw up` again"
-            ) from None
+def locate(
+    home: Path,
+    admin_url: str | None = None,
+    instance: str | None = None,
+    cwd: Path | None = None,
+) -> Install:
+    """The install gwctl talks to: `--admin-url` if given, else a running `gw up` (see the
+    module's docstring for which), else the orchestrator's when a kubeconfig is there."""
+    from gw.instance import InstanceError, select
+
     wanted = os.environ.get("GW_INSTALL", "").lower()
+    orch = wanted in ("orch", "orchestrator")
+    found = None
+    if not orch:
+        try:
+            found = select(home, instance, cwd or Path.cwd())
+        except InstanceError as exc:
+            if admin_url is None:
+                raise InstallError(str(exc)) from None
+    state = found[1] if found else None
+    state_path = found[0].state_file if found else home / "instances"
     if admin_url:
         # The state file describes the `gw up` it came from: only use it for that one.
         same = state is not None and state.get("adminUrl") == admin_url.rstrip("/")
         return FolderInstall(admin_url, state if same else None, state_path)
-    if wanted in ("orch", "orchestrator") or (state is None and wanted != "folder"):
+    if orch or (state is None and wanted != "folder"):
         from gw.cli.orch_install import OrchInstall, cluster_configured
 
         if wanted or cluster_configured():
             return OrchInstall(namespace=os.environ.get("GW_NAMESPACE") or CONTROLLER_NAMESPACE)
     if state is None:
         raise InstallError(
-            f"no gw installation found: {state_path} does not exist. Start one with "
-            "`gw up DIR`, or point gwctl at a control plane with --admin-url"
+            f"no gw installation found: no `gw up` is running (none in {home / 'instances'}). "
+            "Start one with `gw up DIR`, or point gwctl at a control plane with --admin-url"
         )
     return FolderInstall(state["adminUrl"], state, state_path)
 

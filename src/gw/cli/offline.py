@@ -1,6 +1,7 @@
 """`gwctl validate` and `gwctl translate`: what a folder of manifests would do, without an
-install. Both run the control plane's own store and `translate()`: the statuses and the
-Envoy configuration are exactly what `gw up` would produce from the same files. Both exit 1
+install. Both run the control plane's own pipeline, store → discovery → `translate()`: the
+statuses (upstreams discovered from the folder's Services included) and the Envoy
+configuration are exactly what `gw up` would produce from the same files. Both exit 1
 when a resource would be Rejected or a manifest cannot be read, so they can gate a change
 in CI before it is applied.
 """
@@ -33,19 +34,27 @@ ManifestPath = Annotated[
     ),
 ]
 TARGETS = ("reports", "proxy", "xds")
+Discovery = Annotated[
+    bool,
+    typer.Option(
+        help="Discover upstreams from the folder's Services, as `gw up` does (turn off to "
+        "match `gw up --no-discovery`)."
+    ),
+]
 
 
 def validate(
     path: ManifestPath,
     output: OutputOpt = Output.table,
     strict: Annotated[bool, typer.Option(help="Fail on warnings too.")] = False,
+    discovery: Discovery = True,
 ) -> None:
     """Check manifests offline, without an install: print every resource's status.
 
     Exits 1 when a resource would be Rejected (with --strict: or have warnings) or a
     manifest cannot be read.
     """
-    snapshot, result = run(path)
+    snapshot, result = run(path, discovery=discovery)
     reports = reports_data(snapshot, result)
     rows = [
         [r["kind"], r["namespace"], r["name"], "\n".join([r["state"], *r["findings"]])]
@@ -75,6 +84,7 @@ def translate_command(
         str, typer.Option("--to", help="What to print, comma-separated: reports, proxy, xds.")
     ] = "reports,xds",
     output: Annotated[DataOutput, typer.Option("-o", "--output")] = DataOutput.yaml,
+    discovery: Discovery = True,
 ) -> None:
     """Print what manifests would produce, without an install.
 
@@ -87,7 +97,7 @@ def translate_command(
         fail(f"--to takes {', '.join(TARGETS)}, not {', '.join(unknown) or 'nothing'}")
     from gw.translator.dump import proxy_to_data, xds_to_data
 
-    snapshot, result = run(path)
+    snapshot, result = run(path, discovery=discovery)
     data: dict[str, Any] = {}
     if "reports" in wanted:
         data["reports"] = reports_data(snapshot, result)
@@ -106,13 +116,18 @@ def translate_command(
         raise typer.Exit(1)
 
 
-def run(path: Path) -> tuple[Snapshot, Result]:
+def run(path: Path, *, discovery: bool = True) -> tuple[Snapshot, Result]:
+    """What the control plane does with the files: discovery (as `gw up` runs it, unless
+    turned off as with `gw up --no-discovery`), then translation, with the extauth and
+    rate-limit servers `gw up` runs."""
+    from gw.discovery import ServiceDiscovery
     from gw.translator.options import UP_EXTAUTH, UP_RATELIMIT, Options
     from gw.translator.translation import translate
 
-    snapshot = load(path)
-    # As `gw up` translates: with the extauth and rate-limit servers it runs.
     options = Options(now=time.time(), extauth_server=UP_EXTAUTH, ratelimit_server=UP_RATELIMIT)
+    snapshot = load(path)
+    if discovery:
+        snapshot = ServiceDiscovery(options.namespace)(snapshot)
     return snapshot, translate(snapshot, options)
 
 

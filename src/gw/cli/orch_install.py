@@ -226,6 +226,18 @@ class OrchInstall(Install):
         meta = manifest["metadata"]
         return f"{manifest['kind']} {meta.get('namespace')}/{meta['name']} in the cluster"
 
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        try:
+            return self.cluster.apply(manifest)
+        except ClusterError as exc:
+            raise InstallError(str(exc)) from None
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        try:
+            return self.cluster.delete(kind, namespace, name)
+        except ClusterError as exc:
+            raise InstallError(str(exc)) from None
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

@@ -56,6 +56,18 @@ class ServedConfigError(Exception):
 
 def fetch(address: str, role: str, timeout: float = 5.0) -> dict[str, list[Any]]:
     """The resources served to `role`, as plain data by section."""
+    received = fetch_messages(address, role, timeout)
+    return {
+        "clusters": [message_to_data(m) for m in received.get(CDS, [])],
+        "eds": [message_to_data(m) for m in received.get(EDS, [])],
+        "listeners": [message_to_data(m) for m in received.get(LDS, [])],
+        "rds": [message_to_data(m) for m in received.get(RDS, [])],
+        "secrets": [_secret_summary(m) for m in received.get(SDS, [])],
+    }
+
+
+def fetch_messages(address: str, role: str, timeout: float = 5.0) -> dict[str, list[Any]]:
+    """The resources served to `role`, as messages by type URL."""
     deadline = time.monotonic() + timeout
     requests: queue.Queue[discovery_pb2.DiscoveryRequest | None] = queue.Queue()
     node = base_pb2.Node(
@@ -95,13 +107,7 @@ def fetch(address: str, role: str, timeout: float = 5.0) -> dict[str, list[Any]]
         channel.close()
     if wanted:
         raise ServedConfigError(f"the xDS server at {address} serves nothing for role {role}")
-    return {
-        "clusters": [message_to_data(m) for m in received.get(CDS, [])],
-        "eds": [message_to_data(m) for m in received.get(EDS, [])],
-        "listeners": [message_to_data(m) for m in received.get(LDS, [])],
-        "rds": [message_to_data(m) for m in received.get(RDS, [])],
-        "secrets": [_secret_summary(m) for m in received.get(SDS, [])],
-    }
+    return received
 
 
 def _drain(

@@ -1,12 +1,13 @@
-"""The OIDC authorization-code flow for one AuthConfig: what to answer Envoy for a request.
+"""The OIDC authorization-code flow for one `oauth2.oidcAuthorizationCode` step: what to
+answer Envoy for a request.
 
-- `callbackPath`: finish a login (check the state cookie, exchange the code with PKCE and the
-  client secret, verify the ID token and its nonce, store the session) and send the browser
-  back where it started.
-- `logoutPath`: end the session (delete it from the store, clear the cookies) and send the
-  browser to `afterLogoutUrl`.
-- any other path: with a valid session, let the request through with the token headers;
-  without one, start a login (302 to the provider; 401 with `failOnRedirect`).
+- `callbackPath` (a path, or a regular expression with `parseCallbackPathAsRegex`): finish a
+  login (check the state cookie, exchange the code with PKCE and the client secret, verify
+  the ID token and its nonce, store the session) and send the browser back where it started.
+- `logoutPath`, `frontChannelLogout.path`: end the session (`logout.py`).
+- any other path: with a valid session, let the request through with the token headers
+  (`identity.py`) and the ID token in the chain's state (`jwt`); without one, start a login
+  (302 to the provider; 401 with `failOnRedirect`).
 
 Every failure is a `Deny` with a plain-text body saying what went wrong (see
 docs/extauth.md): nothing reaches the upstream without a verified identity.
@@ -17,19 +18,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
 
-from gw.extauth.cookies import clear_cookie, set_cookie
-from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, text
+import re2
+
+from gw.extauth.callback import auto_params, callback, provider_down
+from gw.extauth.cookies import set_cookie
+from gw.extauth.decisions import NO_STORE, Allow, Decision, Deny, Request, State, text
+from gw.extauth.identity import Forwarding
+from gw.extauth.logout import logout
 from gw.extauth.oidc import (
     IdentityProvider,
     IdTokenExpired,
     InvalidIdToken,
     ProviderUnavailable,
-    TokenRejected,
-    TokenResponse,
 )
+from gw.extauth.refresh import Refresher
 from gw.extauth.sessions import (
     CookieSessions,
     RedisSessions,
@@ -38,51 +44,120 @@ from gw.extauth.sessions import (
     Tokens,
 )
 from gw.extauth.state import LIFETIME, LoginState, StateSealer, UsedStates, state_cookie_name
-from gw.wire.extauth import AuthConfig
+from gw.wire.extauth_oidc import OidcAuthorizationCode
+
+if TYPE_CHECKING:
+    from gw.extauth.checks import Shared
 
 log = logging.getLogger(__name__)
 
 
+def build(oidc: OidcAuthorizationCode, where: str, shared: Shared) -> RelyingParty:
+    """A relying party whose provider's metadata and keys start loading now."""
+    store = oidc.session.store
+    sessions: SessionStore = (
+        CookieSessions(oidc.session)
+        if store is None
+        else RedisSessions(oidc.session, shared.redis(store), shared.session_cache)
+    )
+    party = RelyingParty(oidc, where, IdentityProvider(oidc, shared.http), sessions)
+    party.release = (lambda: shared.release_redis(store)) if store is not None else None
+    party.prefetching = asyncio.get_running_loop().create_task(party.provider.prefetch())
+    return party
+
+
 class RelyingParty:
+    """The `Check` of `oauth2.oidcAuthorizationCode`; `where` names it in logs (and keys
+    its login state: `<config id>/<step>`)."""
+
     def __init__(
-        self, config: AuthConfig, provider: IdentityProvider, sessions: SessionStore
+        self,
+        oidc: OidcAuthorizationCode,
+        where: str,
+        provider: IdentityProvider,
+        sessions: SessionStore,
     ) -> None:
-        self.config = config
-        self.oidc = config.oidc
+        self.oidc = oidc
+        self.where = where
         self.provider = provider
         self.sessions = sessions
-        self.sealer = StateSealer(config.oidc.client_secret, config.config_id)
+        self.sealer = StateSealer(oidc.client_secret, where)
         self.used_states = UsedStates()
+        self.release: Callable[[], Awaitable[None]] | None = None
+        self.prefetching: asyncio.Task[None] | None = None
+        self.forwarding = Forwarding(oidc, provider)
+        self.refresher = Refresher(provider, sessions, where)
+        #: The state cookie's path: the callback's (the literal one, for a regex).
+        self.callback_cookie_path = urlsplit(oidc.redirect_uri).path
+        self._callback_regex = _compile(oidc.callback_path) if oidc.callback_path_regex else None
         # Verified ID tokens of cookie sessions: token → its `exp`.
         self._verified: dict[str, float] = {}
-        # Refreshes in flight by refresh token: a page's parallel requests share one.
-        self._refreshing: dict[str, asyncio.Future[TokenResponse]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def check(self, request: Request) -> Decision:
+    def flow(self, request: Request) -> str | None:
+        """`callback`, `logout` or `frontchannel` when the request is one of the login's
+        own, else None."""
         path = request.path.partition("?")[0]
-        if path == self.oidc.callback_path:
-            return await self.callback(request)
-        if self.oidc.logout_path and path == self.oidc.logout_path:
-            return await self.logout(request)
-        return await self.guard(request)
+        oidc = self.oidc
+        if self._callback_regex is not None:
+            if self._callback_regex.fullmatch(path):
+                return "callback"
+        elif path == oidc.callback_path:
+            return "callback"
+        if path == oidc.logout_path:
+            return "logout"
+        if path == oidc.front_channel_logout_path:
+            return "frontchannel"
+        return None
+
+    def owns(self, request: Request) -> bool:
+        """The login's own requests are its alone, whatever the rest of the chain says."""
+        return self.flow(request) is not None
+
+    async def check(self, request: Request, state: State) -> Decision:
+        target = self.oidc.session.target_domain
+        if target is not None and not _domain_matches(request.host, target):
+            return text(403, f"this session is for {target} only (session targetDomain)")
+        match self.flow(request):
+            case "callback":
+                return await callback(self, request)
+            case "logout":
+                return await logout(self, request, front_channel=False)
+            case "frontchannel":
+                return await logout(self, request, front_channel=True)
+        return await self.guard(request, state)
+
+    def later(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run `coroutine` in the background (kept until it ends, cancelled on close)."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        if self.prefetching is not None:
+            self.prefetching.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        if self.release is not None:
+            await self.release()
 
     # --- every other request -----------------------------------------------------------
 
-    async def guard(self, request: Request) -> Decision:
+    async def guard(self, request: Request, state: State) -> Decision:
         try:
             tokens = await self.sessions.load(request.cookies)
         except StoreUnavailable as exc:
-            log.warning("extauth %s: session store unavailable: %s", self.config.config_id, exc)
+            log.warning("extauth %s: session store unavailable: %s", self.where, exc)
             if self.oidc.session.fail_on_fetch_failure:
                 return text(503, "session store unavailable")
             tokens = None
         if tokens is not None:
-            allowed = await self._session_allows(tokens, request)
+            allowed = await self._session_allows(tokens, request, state)
             if allowed is not None:
                 return allowed
         return await self.login(request)
 
-    async def _session_allows(self, tokens: Tokens, request: Request) -> Allow | None:
+    async def _session_allows(self, tokens: Tokens, request: Request, state: State) -> Allow | None:
         """Allow for a live session (refreshing it if it may), None to log in again."""
         set_cookies: list[str] = []
         if isinstance(self.sessions, CookieSessions):
@@ -95,11 +170,14 @@ class RelyingParty:
             self.oidc.session.store.pre_expiry_buffer_ms / 1000 if self.oidc.session.store else 0
         )
         if tokens.expires_at - buffer <= now:
-            refreshed = await self._refresh(tokens, request)
+            if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
+                return None
+            refreshed = await self.refresher.refresh(tokens, request)
             if refreshed is None:
                 return None
             tokens, set_cookies = refreshed
-        return Allow(headers=self._token_headers(tokens), set_cookies=tuple(set_cookies))
+        state["jwt"] = tokens.id_token
+        return await self.forwarding.allow(tokens, tuple(set_cookies))
 
     async def _verified_cookie_tokens(self, tokens: Tokens) -> Tokens | None:
         """Cookie sessions carry their own ID token: it must verify (cached by token)."""
@@ -110,7 +188,7 @@ class RelyingParty:
             except IdTokenExpired:
                 return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, 0.0)
             except InvalidIdToken as exc:
-                log.info("extauth %s: session cookie refused: %s", self.config.config_id, exc)
+                log.info("extauth %s: session cookie refused: %s", self.where, exc)
                 return None
             except ProviderUnavailable:
                 return None
@@ -120,66 +198,15 @@ class RelyingParty:
             self._verified[tokens.id_token] = expires_at
         return Tokens(tokens.id_token, tokens.access_token, tokens.refresh_token, expires_at)
 
-    async def _refresh(self, tokens: Tokens, request: Request) -> tuple[Tokens, list[str]] | None:
-        if not (self.oidc.session.allow_refreshing and tokens.refresh_token):
-            return None
-        try:
-            response = await self._refresh_once(tokens.refresh_token)
-            claims = None
-            if response.id_token is not None:
-                claims = await self.provider.verify_id_token(response.id_token, nonce=None)
-        except (TokenRejected, InvalidIdToken, ProviderUnavailable) as exc:
-            log.info("extauth %s: refresh failed: %s", self.config.config_id, exc)
-            return None
-        expires_at = (
-            float(claims["exp"])
-            if claims is not None
-            else time.time() + (response.expires_in or 300)
-        )
-        fresh = Tokens(
-            id_token=response.id_token or tokens.id_token,
-            access_token=response.access_token,
-            refresh_token=response.refresh_token or tokens.refresh_token,
-            expires_at=expires_at,
-        )
-        try:
-            if isinstance(self.sessions, RedisSessions):
-                await self.sessions.update(request.cookies, fresh)
-                return fresh, []
-            return fresh, await self.sessions.save(fresh, request.cookies)
-        except StoreUnavailable:
-            return None
-
-    async def _refresh_once(self, refresh_token: str) -> TokenResponse:
-        """One token-endpoint call per refresh token, however many requests need it (a
-        provider that rotates refresh tokens would refuse all but the first)."""
-        task = self._refreshing.get(refresh_token)
-        if task is None:
-            task = asyncio.ensure_future(self.provider.refresh(refresh_token))
-            self._refreshing[refresh_token] = task
-            task.add_done_callback(lambda _: self._refreshing.pop(refresh_token, None))
-        return await asyncio.shield(task)
-
-    def _token_headers(self, tokens: Tokens) -> tuple[tuple[str, str], ...]:
-        out = []
-        if self.oidc.id_token_header:
-            value = tokens.id_token
-            if self.oidc.bearer_in_authorization and self.oidc.id_token_header == "authorization":
-                value = "Bearer " + value
-            out.append((self.oidc.id_token_header, value))
-        if self.oidc.access_token_header and tokens.access_token:
-            out.append((self.oidc.access_token_header, tokens.access_token))
-        return tuple(out)
-
     # --- starting a login ----------------------------------------------------------------
 
     async def login(self, request: Request) -> Deny:
-        if self.config.oidc.fail_on_redirect:
+        if self.oidc.fail_on_redirect:
             return text(401, "login required")
         try:
             endpoint = await self.provider.authorization_endpoint()
         except ProviderUnavailable as exc:
-            return self._provider_down(exc)
+            return provider_down(self.where, exc)
         login = LoginState.start(self._return_to(request))
         query = {
             "response_type": "code",
@@ -191,6 +218,7 @@ class RelyingParty:
             "code_challenge": login.code_challenge,
             "code_challenge_method": "S256",
             **dict(self.oidc.auth_endpoint_query_params),
+            **auto_params(self.oidc, request),
         }
         separator = "&" if "?" in endpoint else "?"
         cookie = set_cookie(
@@ -198,7 +226,7 @@ class RelyingParty:
             self.sealer.seal(login),
             self.oidc.session.cookie,
             max_age=LIFETIME,
-            path=self.oidc.callback_path,
+            path=self.callback_cookie_path,
             same_site="Lax",  # it must come back on the provider's cross-site redirect
         )
         location = endpoint + separator + urlencode(query)
@@ -210,86 +238,16 @@ class RelyingParty:
         app = urlsplit(self.oidc.app_url)
         return f"{app.scheme}://{app.netloc}{request.path}"
 
-    # --- the callback ----------------------------------------------------------------------
 
-    async def callback(self, request: Request) -> Deny:
-        query = dict(parse_qsl(urlsplit(request.path).query))
-        state = query.get("state", "")
-        cookie_name = state_cookie_name(state)
-        clear = (clear_cookie(cookie_name, self.oidc.session.cookie, path=self.oidc.callback_path),)
-        if "error" in query:
-            reason = query["error"] + (
-                f": {query['error_description']}" if "error_description" in query else ""
-            )
-            return text(401, f"login failed: the identity provider answered {reason}", clear)
-        login = self.sealer.open(request.cookies.get(cookie_name, ""), state) if state else None
-        if login is None or "code" not in query:
-            return text(
-                400,
-                "login failed: this callback does not belong to a login started in this "
-                "browser (unknown, expired or forged state); start again",
-                clear,
-            )
-        if not self.used_states.claim(login):
-            return text(
-                400, "login failed: this login was already completed (replayed state)", clear
-            )
-        try:
-            response = await self.provider.exchange_code(query["code"], login.verifier)
-            if response.id_token is None:
-                raise InvalidIdToken("the token endpoint returned no id_token")
-            claims = await self.provider.verify_id_token(response.id_token, nonce=login.nonce)
-        except TokenRejected as exc:
-            return text(
-                401, f"login failed: the identity provider refused the code ({exc.error})", clear
-            )
-        except InvalidIdToken as exc:
-            log.warning("extauth %s: ID token refused: %s", self.config.config_id, exc)
-            return text(401, f"login failed: the ID token is not valid: {exc}", clear)
-        except ProviderUnavailable as exc:
-            return self._provider_down(exc, clear)
-        tokens = Tokens(
-            id_token=response.id_token,
-            access_token=response.access_token,
-            refresh_token=response.refresh_token,
-            expires_at=float(claims["exp"]),
-        )
-        try:
-            cookies = await self.sessions.save(tokens, request.cookies)
-        except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot store session: %s", self.config.config_id, exc)
-            return text(503, "session store unavailable", clear)
-        log.info("extauth %s: %s logged in", self.config.config_id, _subject(claims))
-        return Deny(
-            302,
-            headers=(("location", login.return_to), NO_STORE),
-            set_cookies=(*clear, *cookies),
-        )
-
-    # --- logout -----------------------------------------------------------------------------
-
-    async def logout(self, request: Request) -> Deny:
-        try:
-            cleared = await self.sessions.delete(request.cookies)
-        except StoreUnavailable as exc:
-            log.warning("extauth %s: cannot delete session: %s", self.config.config_id, exc)
-            cookie = self.oidc.session.store.cookie_name if self.oidc.session.store else ""
-            return text(
-                503,
-                "session store unavailable: this browser is logged out, the stored session "
-                "expires on its own",
-                (clear_cookie(cookie, self.oidc.session.cookie),) if cookie else (),
-            )
-        return Deny(
-            302,
-            headers=(("location", self.oidc.after_logout_url), NO_STORE),
-            set_cookies=tuple(cleared),
-        )
-
-    def _provider_down(self, exc: Exception, set_cookies: tuple[str, ...] = ()) -> Deny:
-        log.warning("extauth %s: identity provider unavailable: %s", self.config.config_id, exc)
-        return text(503, "identity provider unavailable", set_cookies, retry=True)
+def _domain_matches(host: str, domain: str) -> bool:
+    """RFC 6265 domain matching of the request's host (without its port)."""
+    name = host.rpartition(":")[0] if host.count(":") == 1 else host
+    name = name.lower().strip("[]")
+    return name == domain or name.endswith("." + domain)
 
 
-def _subject(claims: dict[str, Any]) -> str:
-    return str(claims.get("email") or claims.get("sub"))
+def _compile(pattern: str) -> re2._Regexp:
+    try:
+        return re2.compile(pattern)
+    except re2.error as exc:  # stage 1 checks it: a NACK, should one get through
+        raise ValueError(f"callbackPath {pattern!r} is not a regular expression: {exc}") from None

@@ -1,11 +1,10 @@
 """The identity provider as the extauth server sees it: discovery document, signing keys,
 token endpoint, and ID token verification.
 
-The discovery document and the key set are fetched once and cached (the document for
-`discoveryPollInterval`, the keys until a token names a key id they lack). A fetch runs as
-a shared background task, shielded from the request that started it: when Envoy gives up on
-a slow check (`requestTimeout`), the fetch still completes and the next request finds it
-cached. When a refresh fails, the last good copy keeps serving.
+The discovery document and the key set are cached for `discoveryPollInterval` (`cached.py`);
+a token signed with a key the cached set lacks is refused, or makes the set be fetched
+again, as `jwksCacheRefreshPolicy` says. Logouts revoke tokens and end the provider's
+session with its `send` and `client_auth`.
 
 Errors are typed so that the flow can answer each clearly: `ProviderUnavailable` (network,
 timeouts, 5xx, garbage: 503), `TokenRejected` (the token endpoint refused a code or refresh
@@ -14,12 +13,10 @@ token: 401), `InvalidIdToken` (signature, issuer, audience, expiry, nonce: 401).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -27,6 +24,7 @@ from joserfc import errors as jose_errors
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
+from gw.extauth.cached import Cached
 from gw.wire.extauth_oidc import OidcAuthorizationCode
 
 log = logging.getLogger(__name__)
@@ -35,10 +33,6 @@ log = logging.getLogger(__name__)
 #: unsigned (`none`) is refused.
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"]
 CLOCK_SKEW = 60  # seconds of leeway on exp/iat/nbf
-RETRY_AFTER_FAILURE = 5.0  # seconds before a failed fetch is tried again
-KEYS_REFRESH_MIN = 10.0  # seconds between key set fetches forced by an unknown key id
-
-T = TypeVar("T")
 
 
 class ProviderUnavailable(Exception):
@@ -68,6 +62,8 @@ class Metadata:
     token_endpoint: str
     jwks_uri: str
     auth_methods: tuple[str, ...]
+    revocation_endpoint: str | None = None
+    end_session_endpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,50 +74,18 @@ class TokenResponse:
     expires_in: float | None
 
 
-class Cached(Generic[T]):
-    """A value fetched on demand, kept for `ttl` seconds, fetched by one shared task."""
-
-    def __init__(self, fetch: Callable[[], Awaitable[T]], ttl: float) -> None:
-        self._fetch = fetch
-        self.ttl = ttl
-        self.value: T | None = None
-        self.fetched_at = 0.0
-        self._retry_at = 0.0
-        self._task: asyncio.Future[T] | None = None
-
-    async def get(self, *, force: bool = False) -> T:
-        now = time.monotonic()
-        fresh = self.value is not None and now - self.fetched_at < self.ttl
-        if fresh and not force:
-            assert self.value is not None
-            return self.value
-        if self.value is not None and now < self._retry_at:
-            return self.value  # the last refresh failed: serve the old copy a little longer
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._run())
-        return await asyncio.shield(self._task)
-
-    async def _run(self) -> T:
-        try:
-            value = await self._fetch()
-        except ProviderUnavailable:
-            self._retry_at = time.monotonic() + RETRY_AFTER_FAILURE
-            if self.value is None:
-                raise
-            log.warning("extauth: refresh failed; serving the cached copy", exc_info=True)
-            return self.value
-        finally:
-            self._task = None
-        self.value, self.fetched_at = value, time.monotonic()
-        return value
-
-
 class IdentityProvider:
     def __init__(self, config: OidcAuthorizationCode, http: httpx.AsyncClient) -> None:
         self.config = config
         self.http = http
-        self.metadata = Cached(self._fetch_metadata, config.discovery_poll_interval_ms / 1000)
-        self.keys = Cached(self._fetch_keys, ttl=float("inf"))
+        poll = config.discovery_poll_interval_ms / 1000
+        self.metadata = Cached(self._fetch_metadata, poll, (ProviderUnavailable,))
+        self.keys = Cached(self._fetch_keys, poll, (ProviderUnavailable,))
+        self.algorithms = [
+            a for a in ALGORITHMS if not config.id_token_algs or a in config.id_token_algs
+        ]
+        # `jwksCacheRefreshPolicy: maxIdpReqPerPollingInterval`: fetches for unknown keys.
+        self._forced: list[float] = []
 
     async def prefetch(self) -> None:
         """Warm the caches (on configuration), so that first logins need no extra hop."""
@@ -131,15 +95,21 @@ class IdentityProvider:
         except ProviderUnavailable as exc:
             log.warning("extauth: %s is not reachable yet: %s", self.config.issuer_url, exc)
 
-    async def exchange_code(self, code: str, verifier: str) -> TokenResponse:
-        return await self._token_request(
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": self.config.redirect_uri,
-                "code_verifier": verifier,
-            }
-        )
+    async def exchange_code(
+        self,
+        code: str,
+        verifier: str,
+        extra: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> TokenResponse:
+        form = {
+            **(extra or {}),
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.config.redirect_uri,
+            "code_verifier": verifier,
+        }
+        return await self._token_request(form, headers)
 
     async def refresh(self, refresh_token: str) -> TokenResponse:
         return await self._token_request(
@@ -149,14 +119,7 @@ class IdentityProvider:
     async def verify_id_token(self, token: str, *, nonce: str | None) -> dict[str, Any]:
         """The claims of a valid ID token (signature, iss, aud/azp, exp, iat, nonce)."""
         metadata = await self.metadata.get()
-        keys = await self.keys.get()
-        try:
-            decoded = _decode(token, keys)
-        except jose_errors.InvalidKeyIdError:
-            if time.monotonic() - self.keys.fetched_at < KEYS_REFRESH_MIN:
-                raise InvalidIdToken("signed with an unknown key") from None
-            decoded = _decode(token, await self.keys.get(force=True))
-        claims = decoded.claims
+        claims = (await self._decode(token)).claims
         registry = jwt.JWTClaimsRegistry(
             leeway=CLOCK_SKEW,
             iss={"essential": True, "value": metadata.issuer},
@@ -178,23 +141,57 @@ class IdentityProvider:
             raise InvalidIdToken("the nonce does not match this login")
         return claims
 
+    async def access_token_claims(self, token: str) -> dict[str, Any] | None:
+        """The claims of an access token that is a JWT the provider signed (its issuer
+        checked, not its audience: it is meant for the upstream), else None."""
+        if token.count(".") != 2:
+            return None
+        try:
+            claims = (await self._decode(token)).claims
+            metadata = await self.metadata.get()
+            jwt.JWTClaimsRegistry(leeway=CLOCK_SKEW, iss={"value": metadata.issuer}).validate(
+                claims
+            )
+        except (InvalidIdToken, ProviderUnavailable, jose_errors.JoseError):
+            return None
+        return claims
+
+    async def _decode(self, token: str) -> jwt.Token:
+        keys = await self.keys.get()
+        try:
+            return _decode(token, keys, self.algorithms)
+        except jose_errors.InvalidKeyIdError:
+            if not self._may_fetch_keys():
+                raise InvalidIdToken("signed with an unknown key") from None
+            return _decode(token, await self.keys.get(force=True), self.algorithms)
+
+    def _may_fetch_keys(self) -> bool:
+        """`jwksCacheRefreshPolicy`: whether an unknown key id may fetch the key set."""
+        policy = self.config.jwks_refresh
+        if policy == "always":
+            return True
+        if policy == "never":
+            return False
+        now = time.monotonic()
+        window = self.config.discovery_poll_interval_ms / 1000
+        self._forced = [t for t in self._forced if now - t < window]
+        if len(self._forced) >= self.config.jwks_refresh_limit:
+            return False
+        self._forced.append(now)
+        return True
+
     async def authorization_endpoint(self) -> str:
         return self.config.auth_endpoint or (await self.metadata.get()).authorization_endpoint
 
-    async def _token_request(self, form: dict[str, str]) -> TokenResponse:
+    async def _token_request(
+        self, form: dict[str, str], headers: dict[str, str] | None = None
+    ) -> TokenResponse:
         metadata = await self.metadata.get()
         config = self.config
         form.update(dict(config.token_endpoint_query_params))
-        auth: tuple[str, str] | None = None
-        if not config.client_secret:
-            form["client_id"] = config.client_id
-        elif "client_secret_basic" in metadata.auth_methods or not metadata.auth_methods:
-            # RFC 6749 §2.3.1: both parts form-encoded before Basic encoding.
-            auth = (quote(config.client_id, safe=""), quote(config.client_secret, safe=""))
-        else:
-            form.update(client_id=config.client_id, client_secret=config.client_secret)
+        auth = self.client_auth(form, metadata)
         url = config.token_endpoint or metadata.token_endpoint
-        response = await self._send("POST", url, data=form, auth=auth)
+        response = await self.send("POST", url, data=form, auth=auth, headers=headers)
         body = _json_object(response)
         if response.status_code >= 400:
             if response.status_code < 500 and isinstance(body.get("error"), str):
@@ -211,9 +208,23 @@ class IdentityProvider:
             expires_in=float(expires_in) if isinstance(expires_in, int | float) else None,
         )
 
+    def client_auth(self, form: dict[str, str], metadata: Metadata) -> tuple[str, str] | None:
+        """How the client authenticates: HTTP Basic when the provider takes it (or says
+        nothing), else form fields; a public client only names itself."""
+        config = self.config
+        methods = config.auth_methods or metadata.auth_methods
+        if not config.client_secret:
+            form["client_id"] = config.client_id
+            return None
+        if "client_secret_basic" in methods or not methods:
+            # RFC 6749 §2.3.1: both parts form-encoded before Basic encoding.
+            return (quote(config.client_id, safe=""), quote(config.client_secret, safe=""))
+        form.update(client_id=config.client_id, client_secret=config.client_secret)
+        return None
+
     async def _fetch_metadata(self) -> Metadata:
         issuer = self.config.issuer_url.rstrip("/")
-        response = await self._send("GET", issuer + "/.well-known/openid-configuration")
+        response = await self.send("GET", issuer + "/.well-known/openid-configuration")
         if response.status_code != 200:
             raise ProviderUnavailable(f"discovery answered {response.status_code}")
         doc = _json_object(response)
@@ -227,13 +238,15 @@ class IdentityProvider:
                 token_endpoint=str(doc["token_endpoint"]),
                 jwks_uri=str(doc["jwks_uri"]),
                 auth_methods=tuple(doc.get("token_endpoint_auth_methods_supported") or ()),
+                revocation_endpoint=_optional(doc.get("revocation_endpoint")),
+                end_session_endpoint=_optional(doc.get("end_session_endpoint")),
             )
         except KeyError as exc:
             raise ProviderUnavailable(f"discovery document lacks {exc.args[0]}") from None
 
     async def _fetch_keys(self) -> KeySet:
         url = self.config.jwks_uri or (await self.metadata.get()).jwks_uri
-        response = await self._send("GET", url)
+        response = await self.send("GET", url)
         if response.status_code != 200:
             raise ProviderUnavailable(f"key set answered {response.status_code}")
         doc = _json_object(response)
@@ -243,16 +256,20 @@ class IdentityProvider:
         except (jose_errors.JoseError, ValueError, TypeError) as exc:
             raise ProviderUnavailable(f"key set is not usable: {exc}") from None
 
-    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    async def send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             return await self.http.request(method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise ProviderUnavailable(f"{method} {url}: {type(exc).__name__} {exc}") from None
 
 
-def _decode(token: str, keys: KeySet) -> jwt.Token:
+def _optional(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _decode(token: str, keys: KeySet, algorithms: list[str]) -> jwt.Token:
     try:
-        return jwt.decode(token, keys, algorithms=ALGORITHMS)
+        return jwt.decode(token, keys, algorithms=algorithms)
     except jose_errors.InvalidKeyIdError:
         raise
     except jose_errors.BadSignatureError:

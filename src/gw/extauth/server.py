@@ -1,37 +1,35 @@
 """The extauth server process: `envoy.service.auth.v3.Authorization/Check` over grpc.aio,
 configured over xDS.
 
-`Registry` holds one `RelyingParty` per AuthConfig, rebuilt only for configs that changed
-(unchanged ones keep their warm caches: discovery document, keys, sessions). A config
-update never interrupts checks in flight, and when the control plane goes away the last
-configuration keeps serving. A check for a config the server does not know (yet) answers
-503; an unexpected error answers 500 and is logged: neither lets a request through.
+`Registry` holds one `Chain` per AuthConfig (its steps built by `checks`), rebuilt only for
+configs that changed (unchanged ones keep their warm caches: discovery document, keys,
+sessions, accepted credentials); replaced ones are closed a little later, once the checks in
+flight on them are done. A config update never interrupts checks in flight, and when the
+control plane goes away the last configuration keeps serving. A check for a config the
+server does not know (yet) answers 503; an unexpected error answers 500 and is logged:
+neither lets a request through.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-import httpx
-import redis.asyncio as aioredis
 from envoy.config.core.v3 import base_pb2
 from envoy.service.auth.v3 import external_auth_pb2, external_auth_pb2_grpc
 from envoy.type.v3 import http_status_pb2
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
+from gw.extauth.chain import Chain
+from gw.extauth.checks import Check, Shared, build_check
 from gw.extauth.config import TYPE_URL, parse_resources
-from gw.extauth.cookies import parse_cookies
 from gw.extauth.decisions import Allow, Decision, Deny, Request
-from gw.extauth.flow import RelyingParty
-from gw.extauth.oidc import IdentityProvider
-from gw.extauth.sessions import CookieSessions, RedisSessions, SessionStore, redis_client
 from gw.wire.extauth import AuthConfig
-from gw.wire.extauth_oidc import RedisStore
 from gw.xds.component import ComponentServer, Placement
 
 log = logging.getLogger(__name__)
@@ -42,62 +40,76 @@ _OK = status_pb2.Status(code=code_pb2.OK)
 _DENIED = status_pb2.Status(code=code_pb2.PERMISSION_DENIED)
 _TEXT = (("content-type", "text/plain"), ("cache-control", "no-store"))
 ALLOWED_CACHE_SIZE = 10_000
+#: Seconds a replaced configuration's checks stay open for the requests still using them.
+CLOSE_DELAY = 10.0
 
 
 class Registry:
-    """The relying parties by config id, and the clients they share."""
+    """The chains by config id, and the clients their checks share."""
 
-    def __init__(self) -> None:
-        self.parties: dict[str, RelyingParty] = {}
-        self.http = httpx.AsyncClient(
-            timeout=httpx.Timeout(5.0, connect=2.0), follow_redirects=False
-        )
-        self._redis: dict[RedisStore, aioredis.Redis] = {}
+    def __init__(self, session_cache: float = 2.0) -> None:
+        self.chains: dict[str, Chain] = {}
+        self.shared = Shared(session_cache)
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Replaced chains, closed `CLOSE_DELAY` later.
+        self._retired: set[Chain] = set()
 
     def apply(self, resources: Sequence[any_pb2.Any]) -> None:
         """Install the configs of an xDS response (raises ValueError: NACK, nothing kept)."""
         self.update(parse_resources(resources))
 
     def update(self, configs: Mapping[str, AuthConfig]) -> None:
-        parties: dict[str, RelyingParty] = {}
-        for ident, config in configs.items():
-            current = self.parties.get(ident)
-            if current is not None and current.config == config:
-                parties[ident] = current
-                continue
-            provider = IdentityProvider(config.oidc, self.http)
-            parties[ident] = RelyingParty(config, provider, self._sessions(config))
-            task = asyncio.get_running_loop().create_task(provider.prefetch())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        self.parties = parties
-        in_use = {p.config.oidc.session.store for p in parties.values()}
-        for store in [s for s in self._redis if s not in in_use]:
-            client = self._redis.pop(store)
-            self._later(client.aclose())
-        log.info("extauth: serving %d auth configs: %s", len(parties), ", ".join(sorted(parties)))
+        chains: dict[str, Chain] = {}
+        built: list[Chain] = []
+        try:
+            for ident, config in configs.items():
+                current = self.chains.get(ident)
+                if current is not None and current.config == config:
+                    chains[ident] = current
+                    continue
+                chains[ident] = self._build(config)
+                built.append(chains[ident])
+        except ValueError:
+            for chain in built:
+                self._later(chain.close())
+            raise
+        replaced = [c for i, c in self.chains.items() if chains.get(i) is not c]
+        self.chains = chains
+        for chain in replaced:
+            self._retired.add(chain)
+            self._later(self._close_later(chain))
+        log.info("extauth: serving %d auth configs: %s", len(chains), ", ".join(sorted(chains)))
 
-    def _sessions(self, config: AuthConfig) -> SessionStore:
-        session = config.oidc.session
-        if session.store is None:
-            return CookieSessions(session)
-        client = self._redis.get(session.store)
-        if client is None:
-            client = self._redis[session.store] = redis_client(session.store)
-        return RedisSessions(session, client)
+    def _build(self, config: AuthConfig) -> Chain:
+        """The chain of `config` (raises ValueError, after closing what it built, when the
+        server cannot run it)."""
+        checks: list[Check] = []
+        try:
+            for step in config.steps:
+                where = f"{config.config_id}/{step.name}"
+                checks.append(build_check(step.check, where, self.shared))
+            return Chain(config, checks)
+        except ValueError:
+            for check in checks:
+                self._later(check.close())
+            raise
 
     def _later(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def _close_later(self, chain: Chain) -> None:
+        await asyncio.sleep(CLOSE_DELAY)
+        self._retired.discard(chain)
+        await chain.close()
+
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        await self.http.aclose()
-        for client in self._redis.values():
-            await client.aclose()
+        for chain in [*self.chains.values(), *self._retired]:
+            await chain.close()
+        await self.shared.close()
 
 
 class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # type: ignore[misc]
@@ -113,17 +125,23 @@ class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # typ
         attributes = request.attributes
         http = attributes.request.http
         config_id = attributes.context_extensions.get("config_id", "")
-        party = self.registry.parties.get(config_id)
-        if party is None:
+        chain = self.registry.chains.get(config_id)
+        if chain is None:
             log.warning("extauth: no auth config %r (not received yet?)", config_id)
             decision: Decision = Deny(
                 503, f"auth config {config_id} is not loaded", headers=_TEXT, set_cookies=()
             )
         else:
-            cookie = http.headers.get("cookie")
             try:
-                decision = await party.check(
-                    Request(path=http.path, cookies=parse_cookies(cookie) if cookie else {})
+                decision = await chain.check(
+                    Request(
+                        http.path,
+                        method=http.method,
+                        host=http.host,
+                        headers=http.headers,
+                        body=http.body,
+                        check_request=request,
+                    )
                 )
             except Exception:  # a bug must deny, never crash the server or allow
                 log.exception("extauth %s: check failed", config_id)
@@ -140,15 +158,23 @@ class AuthorizationService(external_auth_pb2_grpc.AuthorizationServicer):  # typ
 
 def check_response(decision: Decision) -> external_auth_pb2.CheckResponse:
     if isinstance(decision, Allow):
-        return external_auth_pb2.CheckResponse(
+        response = external_auth_pb2.CheckResponse(
             status=_OK,
             ok_response=external_auth_pb2.OkHttpResponse(
-                headers=[_header(k, v, _OVERWRITE) for k, v in decision.headers],
+                headers=[
+                    *(_header(k, v, _OVERWRITE) for k, v in decision.headers),
+                    *(_header(k, v, _APPEND) for k, v in decision.append_headers),
+                ],
+                headers_to_remove=decision.remove_headers,
                 response_headers_to_add=[
-                    _header("set-cookie", c, _APPEND) for c in decision.set_cookies
+                    *(_header(k, v, _OVERWRITE) for k, v in decision.response_headers),
+                    *(_header("set-cookie", c, _APPEND) for c in decision.set_cookies),
                 ],
             ),
         )
+        if decision.metadata:
+            response.dynamic_metadata.update({k: json.loads(v) for k, v in decision.metadata})
+        return response
     headers = [_header(k, v, _OVERWRITE) for k, v in decision.headers]
     headers.extend(_header("set-cookie", c, _APPEND) for c in decision.set_cookies)
     return external_auth_pb2.CheckResponse(
@@ -167,10 +193,10 @@ def _header(key: str, value: str, action: int) -> base_pb2.HeaderValueOption:
     )
 
 
-def extauth_server(placement: Placement) -> ComponentServer:
+def extauth_server(placement: Placement, *, session_cache: float = 2.0) -> ComponentServer:
     """The ext_authz server where `placement` says (a `gw.lifecycle.Server`: nothing
-    listens before `start()`)."""
-    registry = Registry()
+    listens before `start()`); `session_cache`: seconds a Redis session read is kept."""
+    registry = Registry(session_cache)
     service = AuthorizationService(registry)
     add = partial(external_auth_pb2_grpc.add_AuthorizationServicer_to_server, service)
     return ComponentServer("extauth", placement, TYPE_URL, registry.apply, add, registry.close)

@@ -8,7 +8,10 @@
   (with refreshing, after the cookie's `maxAge`). A token with many claims never meets the
   browser's cookie size limit (about 4 KB). Entries read from Redis are kept in memory for
   `LOCAL_CACHE_SECONDS`, so a busy session costs one Redis read per that period; a logout
-  through this server evicts at once (through another replica, within that period).
+  through this server evicts at once (through another replica, within that period). The
+  reads of concurrent checks share round trips: while one MGET is in flight, the keys asked
+  for meanwhile wait and go together in the next (`BatchedReads`), so Redis and the client
+  library's per-command cost is paid once per batch rather than once per check.
 
 Redis errors raise `StoreUnavailable`: the flow decides what that means
 (`failOnFetchFailure`).
@@ -16,6 +19,7 @@ Redis errors raise `StoreUnavailable`: the flow decides what that means
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
@@ -56,8 +60,11 @@ class Tokens:
 class SessionStore(Protocol):
     async def load(self, cookies: Mapping[str, str]) -> Tokens | None: ...
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
-        """Store `tokens` as this browser's session; returns the `set-cookie` values."""
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
+        """Store `tokens` as this browser's session (under `sid`, a `new_id()`, when the
+        store keeps sessions by id); returns the `set-cookie` values."""
         ...
 
     async def delete(self, cookies: Mapping[str, str]) -> list[str]:
@@ -77,7 +84,9 @@ class CookieSessions:
             return None
         return Tokens(id_token, access_token or "", refresh_token or None, expires_at=0.0)
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
         options = self.session.cookie
         out = [
             set_cookie(self.names[0], tokens.id_token, options),
@@ -92,11 +101,15 @@ class CookieSessions:
 
 
 class RedisSessions:
-    def __init__(self, session: Session, client: aioredis.Redis) -> None:
+    def __init__(
+        self, session: Session, client: aioredis.Redis, cache_seconds: float = LOCAL_CACHE_SECONDS
+    ) -> None:
         assert session.store is not None
+        self.cache_seconds = cache_seconds
         self.session = session
         self.store: RedisStore = session.store
         self.client = client
+        self.reads = BatchedReads(client)
         self._cache: OrderedDict[str, tuple[Tokens | None, float]] = OrderedDict()
 
     async def load(self, cookies: Mapping[str, str]) -> Tokens | None:
@@ -107,17 +120,20 @@ class RedisSessions:
         cached = self._cache.get(sid)
         if cached is not None and cached[1] > now:
             return cached[0]
-        try:
-            raw = await self.client.get(self.store.key_prefix + sid)
-        except (RedisError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from None
+        raw = await self.reads.get(self.store.key_prefix + sid)
         tokens = _decode(raw if isinstance(raw, str) or raw is None else raw.decode())
         self._remember(sid, tokens, now)
         return tokens
 
-    async def save(self, tokens: Tokens, cookies: Mapping[str, str]) -> list[str]:
+    @staticmethod
+    def new_id() -> str:
         """A new session id for every login (never reuse the one the browser sent)."""
-        sid = secrets.token_urlsafe(32)
+        return secrets.token_urlsafe(32)
+
+    async def save(
+        self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
+    ) -> list[str]:
+        sid = sid or self.new_id()
         await self._write(sid, tokens)
         return [set_cookie(self.store.cookie_name, sid, self.session.cookie)]
 
@@ -155,10 +171,57 @@ class RedisSessions:
         return max(1, int(tokens.expires_at - time.time()))
 
     def _remember(self, sid: str, tokens: Tokens | None, now: float) -> None:
-        self._cache[sid] = (tokens, now + LOCAL_CACHE_SECONDS)
+        if self.cache_seconds <= 0:
+            return
+        self._cache[sid] = (tokens, now + self.cache_seconds)
         self._cache.move_to_end(sid)
         while len(self._cache) > LOCAL_CACHE_SIZE:
             self._cache.popitem(last=False)
+
+
+class BatchedReads:
+    """GETs of concurrent checks as one MGET at a time: keys asked for while a batch is in
+    flight go in the next one. A failed batch fails each of its readers
+    (`StoreUnavailable`); a reader that gave up (cancelled) is skipped."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self.client = client
+        self._waiting: dict[str, list[asyncio.Future[str | bytes | None]]] = {}
+        self._busy = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def get(self, key: str) -> str | bytes | None:
+        future: asyncio.Future[str | bytes | None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(key, []).append(future)
+        if not self._busy:
+            self._busy = True
+            task = asyncio.ensure_future(self._run())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await future
+
+    async def _run(self) -> None:
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, {}
+                await self._read(batch)
+        finally:
+            self._busy = False
+
+    async def _read(self, batch: dict[str, list[asyncio.Future[str | bytes | None]]]) -> None:
+        keys = list(batch)
+        try:
+            values = await self.client.mget(keys)
+        except (RedisError, OSError) as exc:
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(StoreUnavailable(str(exc)))
+            return
+        for key, value in zip(keys, values, strict=True):
+            for future in batch[key]:
+                if not future.done():
+                    future.set_result(value)
 
 
 def redis_client(store: RedisStore) -> aioredis.Redis:

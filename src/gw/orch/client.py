@@ -102,11 +102,7 @@ class ClusterClient:
 
     def create(self, manifest: dict[str, Any]) -> None:
         """Create a gw resource or a Secret; an existing one is an error."""
-        model = kind_for(str(manifest.get("kind")))
-        if model is None or model.KIND not in BY_KIND:
-            raise ClusterError(f"gwctl does not create {manifest.get('kind')} objects")
-        kind = Secret if model.KIND == "Secret" else BY_KIND[model.KIND].resource
-        resource: Any = kind.from_dict(manifest)
+        resource: Any = _resource_class(str(manifest.get("kind"))).from_dict(manifest)
         try:
             self.client.create(resource)
         except API_ERRORS as exc:
@@ -116,6 +112,32 @@ class ClusterClient:
                     f"{manifest['kind']} {meta.get('namespace')}.{meta['name']} already exists"
                 ) from None
             raise ClusterError(f"cannot create {manifest['kind']}: {exc}") from None
+
+    def apply(self, manifest: dict[str, Any]) -> bool:
+        """Server-side apply of a gw resource or a Secret, gwctl owning the fields it sets
+        (conflicts with other managers are forced, as `kubectl apply --server-side
+        --force-conflicts`); True when it created the object."""
+        kind = _resource_class(str(manifest.get("kind")))
+        meta = manifest.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        existed = self._get(kind, namespace, str(meta.get("name"))) is not None
+        resource: Any = kind.from_dict({**manifest, "metadata": {**meta, "namespace": namespace}})
+        try:
+            self.client.apply(resource, field_manager="gwctl", force=True)
+        except API_ERRORS as exc:
+            raise ClusterError(f"cannot apply {manifest.get('kind')}: {_reason(exc)}") from None
+        return not existed
+
+    def delete(self, kind_name: str, namespace: str, name: str) -> bool:
+        """Delete a gw resource or a Secret; False when there was none."""
+        kind = _resource_class(kind_name)
+        try:
+            self.client.delete(kind, name, namespace=namespace)
+        except API_ERRORS as exc:
+            if status_code(exc) == 404:
+                return False
+            raise ClusterError(f"cannot delete {kind_name} {namespace}.{name}: {exc}") from None
+        return True
 
     @contextlib.contextmanager
     def port_forward(self, namespace: str, target: str, port: int) -> Iterator[int]:
@@ -159,3 +181,18 @@ class ClusterClient:
             return list(self.client.list(kind, namespace=namespace, labels=selector))
         except API_ERRORS as exc:
             raise ClusterError(f"cannot list {kind.__name__} in {namespace}: {exc}") from None
+
+
+def _resource_class(kind_name: str) -> Any:
+    """The client's class for a kind gwctl writes: gw's custom resources and Secrets."""
+    model = kind_for(kind_name)
+    if model is None or model.KIND not in BY_KIND:
+        raise ClusterError(f"gwctl does not write {kind_name} objects")
+    return Secret if model.KIND == "Secret" else BY_KIND[model.KIND].resource
+
+
+def _reason(exc: Exception) -> str:
+    """An API error's message (a validation webhook's denial says what is wrong)."""
+    if isinstance(exc, ApiError) and exc.status.message:
+        return str(exc.status.message)
+    return str(exc)

@@ -1,7 +1,7 @@
 """What `OrchStore` watches: each kind gw reads, and the client's resource type for it.
 
-gw's own kinds are custom resources (`gw crds`); Services, Endpoints, Pods and Secrets are the
-orchestrator's.
+gw's own kinds are custom resources (`gw crds`); Services, Endpoints, Pods, ConfigMaps and
+Secrets are the orchestrator's.
 """
 
 from __future__ import annotations
@@ -44,5 +44,6 @@ WATCHED: tuple[WatchedKind, ...] = (
     WatchedKind(api.Service, core_v1.Service, custom=False),
     WatchedKind(api.Endpoints, core_v1.Endpoints, custom=False),
     WatchedKind(api.Pod, core_v1.Pod, custom=False),
+    WatchedKind(api.ConfigMap, core_v1.ConfigMap, custom=False),
 )
 BY_KIND = {w.model.KIND: w for w in WATCHED}

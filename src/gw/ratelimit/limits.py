@@ -9,6 +9,13 @@ on a node without a limit, is not limited. These are the rules of Envoy's refere
 
 When several descriptors of one request are limited, only those of the highest `weight`
 count, plus every one marked `alwaysApply` (the established gateway's rule).
+
+A set-style descriptor (first entry `gw.rlc.set = <config>`, from `setActions`) is matched
+against the config's set rules instead: a rule matches when the descriptor holds each of its
+entries (a key, with its value if the rule gives one), whatever else it holds and in any
+order; rules are tried in order, the first match counts and so does every later match
+marked `alwaysApply`. Each matching rule counts under its own counter: the rule's position
+and the values the request gave its keys.
 """
 
 from __future__ import annotations
@@ -16,7 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gw.wire.ratelimit import CONFIG_KEY, Descriptor, Limit, RateLimitConfig
+from gw.wire.ratelimit import (
+    CONFIG_KEY,
+    SET_CONFIG_KEY,
+    Descriptor,
+    Limit,
+    RateLimitConfig,
+    SetDescriptor,
+)
 
 Entries = Sequence[tuple[str, str]]
 
@@ -26,6 +40,20 @@ class Rule:
     limit: Limit
     weight: int
     always_apply: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A limit that counts for the descriptor at `index` of a request, and the entries that
+    name its counter."""
+
+    index: int
+    rule: Rule
+    counter: Entries
+
+
+#: The entry naming a set rule in its counter: rules of one config never share a counter.
+SET_RULE_KEY = "gw.set.rule"
 
 
 class Limits:
@@ -50,6 +78,38 @@ class Limits:
             return None
         return Rule(node.limit, node.weight, node.always_apply)
 
+    def matches(self, descriptors: Sequence[Entries]) -> list[Match]:
+        """Every limit that counts for a request's descriptors, tree and set rules."""
+        out = [
+            Match(i, rule, entries)
+            for i, (entries, rule) in enumerate(
+                zip(descriptors, self.applied(descriptors), strict=True)
+            )
+            if rule is not None
+        ]
+        for i, entries in enumerate(descriptors):
+            if entries and entries[0][0] == SET_CONFIG_KEY:
+                out.extend(Match(i, rule, counter) for rule, counter in self.set_rules(entries))
+        return out
+
+    def set_rules(self, entries: Entries) -> list[tuple[Rule, Entries]]:
+        """The set rules that count for one set-style descriptor, with their counters."""
+        config = self.configs.get(entries[0][1])
+        if config is None:
+            return []
+        values: dict[str, list[str]] = {}
+        for key, value in entries[1:]:
+            values.setdefault(key, []).append(value)
+        out: list[tuple[Rule, Entries]] = []
+        for position, rule in enumerate(config.set_descriptors):
+            if rule.limit is None or (out and not rule.always_apply):
+                continue
+            found = _holds(rule, values)
+            if found is not None:
+                counter = [entries[0], (SET_RULE_KEY, str(position)), *found]
+                out.append((Rule(rule.limit, 0, rule.always_apply), counter))
+        return out
+
     def applied(self, descriptors: Sequence[Entries]) -> list[Rule | None]:
         """The rule that counts for each descriptor (None: not limited, or outweighed)."""
         rules = [self.rule(d) for d in descriptors]
@@ -68,3 +128,19 @@ def _find(level: Sequence[Descriptor], key: str, value: str) -> Descriptor | Non
         if node.value is None:
             wildcard = node
     return wildcard
+
+
+def _holds(rule: SetDescriptor, values: Mapping[str, list[str]]) -> list[tuple[str, str]] | None:
+    """The entries of a descriptor that satisfy each of the rule's, or None if one is not."""
+    found = []
+    for wanted in rule.simple_descriptors:
+        given = values.get(wanted.key, [])
+        if wanted.value is not None:
+            if wanted.value not in given:
+                return None
+            found.append((wanted.key, wanted.value))
+        elif given:
+            found.append((wanted.key, given[0]))
+        else:
+            return None
+    return found

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from gw import defaults
 from gw.ratelimit.config import TYPE_URL, parse_resources
 from gw.ratelimit.counter import RedisCounter, Window, window
-from gw.ratelimit.limits import Limits, Rule
+from gw.ratelimit.limits import Limits, Match
 from gw.wire.ratelimit import DOMAIN
 from gw.xds.component import ComponentServer, Placement
 
@@ -65,18 +65,10 @@ class RateLimitService(rls_pb2_grpc.RateLimitServiceServicer):  # type: ignore[m
             await context.abort(grpc.StatusCode.UNAVAILABLE, "no configuration received yet")
         assert limits is not None
         descriptors = [[(e.key, e.value) for e in d.entries] for d in request.descriptors]
-        rules = (
-            limits.applied(descriptors) if request.domain == DOMAIN else [None] * len(descriptors)
-        )
+        matches = limits.matches(descriptors) if request.domain == DOMAIN else []
         now = self.clock()
-        counted: list[tuple[int, Rule, Window]] = []
-        hits: list[tuple[Window, int]] = []
-        for i, (entries, rule) in enumerate(zip(descriptors, rules, strict=True)):
-            if rule is None:
-                continue
-            win = window(request.domain, entries, rule.limit.unit, now)
-            counted.append((i, rule, win))
-            hits.append((win, _hits(request, i)))
+        counted = [(m, window(request.domain, m.counter, m.rule.limit.unit, now)) for m in matches]
+        hits = [(win, _hits(request, m.index)) for m, win in counted]
         try:
             counts = await self.counter.hit(hits)
         except (RedisError, OSError) as exc:
@@ -98,21 +90,32 @@ def _hits(request: rls_pb2.RateLimitRequest, index: int) -> int:
 
 
 def _response(
-    size: int, counted: Sequence[tuple[int, Rule, Window]], counts: Sequence[int], now: float
+    size: int, counted: Sequence[tuple[Match, Window]], counts: Sequence[int], now: float
 ) -> rls_pb2.RateLimitResponse:
-    statuses = [_Response.DescriptorStatus(code=_OK) for _ in range(size)]
+    """One status per descriptor: of several limits counting for one, the one over (or, if
+    none is, the one with the fewest requests left) speaks for it."""
+    statuses: list[Any] = [_Response.DescriptorStatus(code=_OK) for _ in range(size)]
+    remaining: dict[int, int] = {}
     overall = _OK
-    for (index, rule, win), count in zip(counted, counts, strict=True):
-        allowed = rule.limit.requests_per_unit
+    for (match, win), count in zip(counted, counts, strict=True):
+        allowed = match.rule.limit.requests_per_unit
         code = _OVER if count > allowed else _OK
+        left = max(0, allowed - count)
+        shown = statuses[match.index]
+        if match.index in remaining and (
+            shown.code == _OVER or (code == _OK and left >= remaining[match.index])
+        ):
+            continue
         overall = _OVER if code == _OVER else overall
+        remaining[match.index] = left
         reset = max(1, win.start + win.seconds - int(now))
-        statuses[index] = _Response.DescriptorStatus(
+        statuses[match.index] = _Response.DescriptorStatus(
             code=code,
             current_limit=_Response.RateLimit(
-                requests_per_unit=allowed, unit=_Response.RateLimit.Unit.Value(rule.limit.unit)
+                requests_per_unit=allowed,
+                unit=_Response.RateLimit.Unit.Value(match.rule.limit.unit),
             ),
-            limit_remaining=max(0, allowed - count),
+            limit_remaining=left,
             duration_until_reset=duration_pb2.Duration(seconds=reset),
         )
     return _Response(overall_code=overall, statuses=statuses)

@@ -13,10 +13,26 @@ from google.protobuf.message import Message
 
 from gw.api.status import Status
 from gw.translator import ir
-from gw.translator.envoy import Xds
+from gw.translator.envoy import Xds, protos
 
 REDACTED = "<redacted>"
-_SECRET_FIELDS = frozenset({"private_key", "client_secret", "password", "hmac_secret"})
+#: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
+#: salts and hashes, API key digests and the secret values copied into headers; AWS
+#: credentials).
+_SECRET_FIELDS = frozenset(
+    {
+        "private_key",
+        "client_secret",
+        "password",
+        "hmac_secret",
+        "secret_access_key",
+        "session_token",
+        "salt",
+        "hashed_password",
+        "api_key_sha256",
+        "secret_data",
+    }
+)
 
 
 def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
@@ -30,7 +46,9 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
 
 def message_to_data(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = redact(
-        json_format.MessageToDict(message, preserving_proto_field_name=True)
+        json_format.MessageToDict(
+            message, preserving_proto_field_name=True, descriptor_pool=protos.POOL
+        )
     )
     return data
 

@@ -39,6 +39,9 @@ class Options:
     #: A plain listener with this many virtual hosts or more is served in shards chosen by
     #: the `Host` when it can be (`envoy/shards.py`); 0 never shards.
     shard_routes_from: int = 1_000
+    #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
+    #: name), which the console charts; off by default for their cost.
+    route_stats: bool = False
 
 
 #: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).

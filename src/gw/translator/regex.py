@@ -23,10 +23,16 @@ class RegexError(ValueError):
     pass
 
 
+def compile_like_envoy(pattern: str) -> re2._Regexp:
+    """`pattern` compiled as Envoy compiles it (match it against UTF-8 bytes); raises
+    `re2.error` when RE2 refuses it."""
+    return re2.compile(pattern.encode("utf-8"), _OPTIONS)
+
+
 def capture_groups(pattern: str) -> int:
     """The number of capture groups in `pattern`; RegexError when Envoy would refuse it."""
     try:
-        compiled = re2.compile(pattern.encode("utf-8"), _OPTIONS)
+        compiled = compile_like_envoy(pattern)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):

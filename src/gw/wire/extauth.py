@@ -5,17 +5,47 @@ defaults, the exact request paths of a login's callback and logout); the control
 serves it over xDS to the role `<namespace>~extauth` (`structs`), and the extauth server
 reads it back into these same types. Plain frozen dataclasses: no API models, no protobuf.
 
-Each kind of check is a frozen dataclass in a module of its own, named after the kind
-(`extauth_oidc.py`), which the AuthConfig holds in a field of that name. A new kind is one
-more module, one more field here, the stage-1 code that fills it and the server code that
-runs it; the Struct encoding follows the dataclasses by itself.
+An AuthConfig is a chain of `Step`s (`spec.configs[]`), each one kind of check: a frozen
+dataclass in a module of its own named after the kind (`extauth_oidc.py`,
+`extauth_basic.py`, ...) whose `kind` field tells the kinds apart on the wire. A new kind is
+one more module and one more member of `Check`, the stage-1 code that fills it and the
+server code that runs it (`gw.extauth.checks` dispatches on the type); the Struct encoding
+follows the dataclasses by itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gw.wire.extauth_accesstoken import AccessTokenValidation
+from gw.wire.extauth_apikey import ApiKeyAuth
+from gw.wire.extauth_basic import BasicAuth
+from gw.wire.extauth_jwt import JwtStep
+from gw.wire.extauth_ldap import Ldap
 from gw.wire.extauth_oidc import OidcAuthorizationCode
+from gw.wire.extauth_opa import OpaAuth
+from gw.wire.extauth_passthrough import PassThroughAuth
+
+#: Every kind of check, told apart by its `kind` field.
+Check = (
+    OidcAuthorizationCode
+    | BasicAuth
+    | ApiKeyAuth
+    | PassThroughAuth
+    | JwtStep
+    | AccessTokenValidation
+    | OpaAuth
+    | Ldap
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One entry of `spec.configs`: its name (`config_<index>` unless named), for
+    `boolean_expr` and logs, and its check."""
+
+    name: str
+    check: Check
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,4 +55,10 @@ class AuthConfig:
     config_id: str  # `<namespace>.<name>`
     namespace: str
     name: str
-    oidc: OidcAuthorizationCode
+    steps: tuple[Step, ...]
+    #: `spec.booleanExpr` as written (checked in stage 1, parsed by `extauth_expr`); None:
+    #: every step, in order, must allow.
+    boolean_expr: str | None = None
+    #: Settings `extauth.userIdHeader`: the header that carries the user a step identified
+    #: (an API key's secret name); removed from requests that did not set it.
+    user_id_header: str | None = None

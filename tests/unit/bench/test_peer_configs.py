@@ -79,3 +79,24 @@ def test_handwritten_envoy_configs_pass_envoy_validate(tmp_path: Path) -> None:
     _valid("envoy", handwritten, tmp_path / "jwt")
     upstream = jwt.upstream_config(admin=ADMIN, port=UPSTREAM)
     _valid("envoy", upstream, tmp_path / "upstream")
+
+
+def test_nginx_basic_auth_config_passes_nginx_t(tmp_path: Path) -> None:
+    """bench/credentials.py's nginx side reads the htpasswd file gw's AuthConfig is made of."""
+    _require("nginx")
+    from bench import credentials
+
+    file = tmp_path / "htpasswd"
+    file.write_text("user0:$apr1$TYiryv0/$8BvzLUO9IfGPGGsPnAgSu1\n")
+    config = credentials.nginx_basic_config(PROXY, UPSTREAM, tmp_path, file)
+    assert 'auth_basic "bench";' in config and f"auth_basic_user_file {file};" in config
+    assert "test is successful" in _valid("nginx", config, tmp_path / "basic")
+    gw = credentials.gw_config(file, ["key-0"], UPSTREAM)
+    assert 'user0: {salt: "TYiryv0/", hashedPassword: "8BvzLUO9IfGPGGsPnAgSu1"}' in gw
+
+
+def test_rotating_header_script_sends_each_value_in_turn(tmp_path: Path) -> None:
+    script = peers.rotating_header(tmp_path / "s.lua", "Cookie", ['a="1"', "b=2"], "/bench")
+    text = script.read_text()
+    assert '"a=\\"1\\"",\n"b=2"' in text and 'wrk.headers["Cookie"] = values[i]' in text
+    assert 'wrk.format("GET", "/bench")' in text

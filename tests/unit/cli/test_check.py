@@ -45,6 +45,12 @@ class CannedInstall(Install):
     def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
         raise NotImplementedError
 
+    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+        raise NotImplementedError
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        raise NotImplementedError
+
     def describe(self) -> dict[str, Any]:
         return {}
 

@@ -10,7 +10,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from gw.cli import get, get_options
+from gw.cli import get, get_options, get_routes
 from gw.cli.command import DataOutput, Output, emit, fail_many, version_mismatch
 from gw.cli.gwctl import app
 
@@ -70,7 +70,7 @@ def test_status_text_lists_findings() -> None:
 
 def test_route_lines() -> None:
     def line(route: dict[str, object]) -> str:
-        return get.route_line(route, "default")
+        return get_routes.route_line(route, "default")
 
     single = {"single": {"upstream": {"name": "us"}}}
     assert line({"matchers": [{"prefix": "/a"}], "routeAction": single}) == (
@@ -90,9 +90,9 @@ def test_upstream_details_and_ssl() -> None:
     assert get.upstream_details(orch) == ("svc name:      s\nsvc namespace: n\nport:          8\n")
     static = {"spec": {"static": {"hosts": [{"addr": "a", "port": 1}, {"addr": "b", "port": 2}]}}}
     assert get.upstream_details(static) == "hosts:\n- a:1\n- b:2"
-    assert get.ssl_kind({}) == "none"
-    assert get.ssl_kind({"sslConfig": {"secretRef": {"name": "x"}}}) == "secret_ref"
-    assert get.ssl_kind({"sslConfig": {"sslFiles": {}}}) == "ssl_files"
+    assert get_routes.ssl_kind({}) == "none"
+    assert get_routes.ssl_kind({"sslConfig": {"secretRef": {"name": "x"}}}) == "secret_ref"
+    assert get_routes.ssl_kind({"sslConfig": {"sslFiles": {}}}) == "ssl_files"
 
 
 def test_create_dry_runs_print_manifests_with_secrets_redacted() -> None:
@@ -118,6 +118,31 @@ def test_create_dry_runs_print_manifests_with_secrets_redacted() -> None:
     missing = runner.invoke(app, ["create", "secret", "oauth", "--name", "o", "--dry-run"])
     assert missing.exit_code == 1
     assert missing.stderr == "Error: client-secret not provided\n"
+
+
+def test_create_apikey_dry_run() -> None:
+    made = runner.invoke(
+        app,
+        ["create", "secret", "apikey", "infra", "--apikey", "k3y", "--apikey-labels",
+         "team=infrastructure", "--dry-run"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert yaml.safe_load(made.stdout) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "infra",
+            "namespace": "gw-system",
+            "labels": {"team": "infrastructure"},
+        },
+        "type": "extauth.vendor.io/apikey",
+        "data": {"api-key": "<redacted>"},
+    }
+    assert "k3y" not in made.output
+    bad = runner.invoke(
+        app, ["create", "secret", "apikey", "x", "--apikey", "k", "--apikey-labels", "team"]
+    )
+    assert bad.exit_code == 1 and "--apikey-labels: 'team' is not key=value" in bad.stderr
 
 
 def test_create_upstream_validates_like_the_control_plane() -> None:
@@ -149,7 +174,7 @@ def test_route_table_and_upstream_group_tables() -> None:
         },
         **status("Accepted"),
     }
-    rendered = get.routetable_table([table])
+    rendered = get_routes.routetable_table([table])
     assert "ROUTE TABLE" in rendered and "ROUTES" in rendered
     assert "/api/v2 -> apis.v2 (route table)" in rendered
     assert "/api -> route tables by selector" in rendered
@@ -164,7 +189,7 @@ def test_route_table_and_upstream_group_tables() -> None:
         },
         **status("Warning", "warning: \n  spec.destinations: odd"),
     }
-    rendered = get.upstreamgroup_table([group])
+    rendered = get_routes.upstreamgroup_table([group])
     for text in ("UPSTREAM GROUP", "TOTAL WEIGHT", "| 100 ", "apps.v1 (upstream): weight 90"):
         assert text in rendered, rendered
     assert "x.v2 (upstream): weight 10" in rendered
@@ -186,3 +211,26 @@ def test_options_tables_list_the_fields_each_resource_sets() -> None:
     assert cells[0] == ["cors-and-retries", "Accepted", "cors"]
     assert cells[1] == ["", "", "retries"]
     assert cells[2] == ["nothing", "Accepted", ""]
+
+
+def test_create_authcredentials_dry_run() -> None:
+    """The LDAP service account's Secret, as `ldap.groupLookupSettings` reads it."""
+    made = runner.invoke(
+        app,
+        ["create", "secret", "authcredentials", "--name", "ldapcredentials",
+         "--username", "cn=admin,dc=solo,dc=io", "--password", "-", "--dry-run"],
+        input="solopwd\n",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert yaml.safe_load(made.stdout) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "ldapcredentials", "namespace": "gw-system"},
+        "type": "extauth.vendor.io/accountcredentials",
+        "data": {"username": "<redacted>", "password": "<redacted>"},
+    }
+    assert "solopwd" not in made.output
+    missing = runner.invoke(
+        app, ["create", "secret", "authcredentials", "--name", "c", "--username", "u", "--dry-run"]
+    )
+    assert missing.exit_code == 1 and missing.stderr == "Error: password not provided\n"

@@ -80,7 +80,7 @@ def test_one_upstream_per_tcp_port_in_the_gateway_namespace() -> None:
     upstream = found.generated[key("default-web-80")]
     assert upstream.metadata.labels == {"discovered_by": "orchplugin"}
     assert upstream.spec.orch is not None
-    assert upstream.spec.orch.model_dump() == {
+    assert upstream.spec.orch.model_dump(exclude_none=True) == {
         "service_name": "web",
         "service_namespace": "default",
         "service_port": 80,

@@ -24,15 +24,16 @@ def test_served_configs_read_back_unchanged(case: str, tmp_path: Path) -> None:
     resources = [entry.resource for _, entry in packed.select(TYPE_URL, None)]
     configs = parse_resources(resources)
     assert list(configs.values()) == list(result.proxy.auth_configs)
-    assert all(c.oidc.client_secret for c in configs.values())
+    assert all(c.steps[0].check.client_secret for c in configs.values())  # type: ignore[union-attr]
 
 
 def test_refuses_what_does_not_fit() -> None:
     bad = struct_pb2.Struct()
-    bad.update({"config_id": "ns.x", "namespace": "ns", "name": "x", "oidc": {"app_url": 1}})
+    step = {"name": "a", "check": {"kind": "basic", "users": [{"name": "u"}]}}
+    bad.update({"config_id": "ns.x", "namespace": "ns", "name": "x", "steps": [step]})
     packed = any_pb2.Any()
     packed.Pack(bad)
-    with pytest.raises(ValueError, match="auth config ns.x: oidc"):
+    with pytest.raises(ValueError, match="auth config ns.x: steps.0.check"):
         parse_resources([packed])
     other = any_pb2.Any()
     other.Pack(any_pb2.Any())

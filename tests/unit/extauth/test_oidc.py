@@ -8,6 +8,7 @@ driven in tests/e2e/test_extauth.py.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -129,17 +130,39 @@ async def test_forged_signatures_are_refused(
         )
 
 
-async def test_rotated_key_is_fetched_once(fake: FakeProvider, provider: IdentityProvider) -> None:
+@pytest.mark.parametrize(
+    ("policy", "limit", "outcomes"),
+    [
+        ("never", 0, [(False, 1), (False, 1)]),
+        ("limited", 1, [(True, 2), (False, 2)]),
+        ("always", 0, [(True, 2), (True, 3)]),
+    ],
+)
+async def test_unknown_key_and_the_refresh_policy(
+    fake: FakeProvider,
+    provider: IdentityProvider,
+    policy: str,
+    limit: int,
+    outcomes: list[tuple[bool, int]],
+) -> None:
+    """`jwksCacheRefreshPolicy`: a token signed with a key the cached set lacks fetches the
+    set again never, at most `limit` times per poll interval, or always. (accepted, key set
+    fetches so far) after each of two such tokens."""
+    provider.config = dataclasses.replace(
+        provider.config, jwks_refresh=policy, jwks_refresh_limit=limit
+    )
     await provider.verify_id_token(fake.token(), nonce=None)
+    cached = provider.keys.value
     new = RSAKey.generate_key(2048, parameters={"kid": "k2", "use": "sig"})
     fake.published = [fake.key, new]
-    provider.keys.fetched_at -= 60  # the last fetch was a while ago
-    assert (await provider.verify_id_token(fake.token(key=new), nonce=None))["sub"] == "alice"
-    assert fake.requests.count("/jwks") == 2
-    unknown = RSAKey.generate_key(2048, parameters={"kid": "k3"})
-    with pytest.raises(InvalidIdToken, match="unknown key"):  # no second fetch right away
-        await provider.verify_id_token(fake.token(key=unknown), nonce=None)
-    assert fake.requests.count("/jwks") == 2
+    for accepted, fetches in outcomes:
+        provider.keys.value = cached  # the new key is not cached yet
+        if accepted:
+            assert (await provider.verify_id_token(fake.token(key=new), nonce=None))["sub"]
+        else:
+            with pytest.raises(InvalidIdToken, match="unknown key"):
+                await provider.verify_id_token(fake.token(key=new), nonce=None)
+        assert fake.requests.count("/jwks") == fetches
 
 
 async def test_provider_down_then_cached_copy(

@@ -15,12 +15,38 @@ from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 from gw.ratelimit.counter import KEY_PREFIX, RedisCounter
 from gw.ratelimit.limits import Limits
 from gw.ratelimit.server import RateLimitService, Registry
-from gw.wire.ratelimit import CONFIG_KEY, DOMAIN, Descriptor, Limit, RateLimitConfig
+from gw.wire.ratelimit import (
+    CONFIG_KEY,
+    DOMAIN,
+    SET_CONFIG_KEY,
+    Descriptor,
+    Limit,
+    RateLimitConfig,
+    SetDescriptor,
+    SimpleDescriptor,
+)
 from tests.support.redis_server import RedisServer
 
 OK = rls_pb2.RateLimitResponse.Code.OK
 OVER = rls_pb2.RateLimitResponse.Code.OVER_LIMIT
 START = 1_780_272_000.0  # a whole hour
+
+
+#: Set rules (Settings `ratelimit.setDescriptors`): `type: a` once a minute, and every
+#: set-style request five times an hour (alwaysApply: it counts even after a match).
+SETTINGS = RateLimitConfig(
+    config_id="gw:settings",
+    namespace="gw-system",
+    name="default",
+    descriptors=(),
+    set_descriptors=(
+        SetDescriptor(
+            simple_descriptors=(SimpleDescriptor(key="type", value="a"),),
+            limit=Limit(unit="MINUTE", requests_per_unit=1),
+        ),
+        SetDescriptor(limit=Limit(unit="HOUR", requests_per_unit=5), always_apply=True),
+    ),
+)
 
 
 class Clock:
@@ -53,7 +79,8 @@ async def service(
                 descriptors=(
                     Descriptor(key="client", limit=Limit(unit="MINUTE", requests_per_unit=2)),
                 ),
-            )
+            ),
+            "gw:settings": SETTINGS,
         }
     )
     clock = Clock()
@@ -150,3 +177,34 @@ async def test_no_configuration_yet_is_unavailable() -> None:
     finally:
         await server.stop(grace=0)
         await counter.close()
+
+
+async def test_set_rules_count_under_their_own_counters(
+    service: tuple[rls_pb2_grpc.RateLimitServiceStub, Clock, RedisServer],
+) -> None:
+    """Two set rules count for one descriptor: its status is the one over its limit, or
+    the one with the fewest requests left."""
+    stub, _, redis = service
+
+    def set_request(*pairs: tuple[str, str]) -> rls_pb2.RateLimitRequest:
+        entry = common_pb2.RateLimitDescriptor.Entry
+        entries = [entry(key=SET_CONFIG_KEY, value="gw:settings")]
+        entries += [entry(key=k, value=v) for k, v in pairs]
+        return rls_pb2.RateLimitRequest(
+            domain=DOMAIN, descriptors=[common_pb2.RateLimitDescriptor(entries=entries)]
+        )
+
+    first = await stub.ShouldRateLimit(set_request(("number", "one"), ("type", "a")))
+    assert first.overall_code == OK
+    assert first.statuses[0].limit_remaining == 0  # the per-minute rule: 0 left of 1
+    second = await stub.ShouldRateLimit(set_request(("type", "a")))
+    assert second.overall_code == OVER
+    assert second.statuses[0].current_limit.requests_per_unit == 1
+    other = await stub.ShouldRateLimit(set_request(("type", "b")))
+    assert other.overall_code == OK
+    assert other.statuses[0].limit_remaining == 2  # only the hourly rule: 3 of 5 used
+    keys = sorted(redis.client().keys(KEY_PREFIX + "*"))
+    assert [k.split("|")[1:-1] for k in keys] == [
+        [f"{SET_CONFIG_KEY}=gw:settings", "gw.set.rule=0", "type=a"],
+        [f"{SET_CONFIG_KEY}=gw:settings", "gw.set.rule=1"],
+    ]

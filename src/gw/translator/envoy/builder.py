@@ -45,7 +45,12 @@ from gw.translator.envoy import names, shards, tls
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
-from gw.translator.envoy.listeners import plain_listener, tls_chain, tls_listener
+from gw.translator.envoy.listeners import (
+    listener_http_filter,
+    plain_listener,
+    tls_chain,
+    tls_listener,
+)
 from gw.translator.envoy.routes import build_virtual_host
 from gw.translator.envoy.secrets import build_secrets
 from gw.translator.envoy.xds import Messages, Xds
@@ -183,7 +188,7 @@ class XdsBuilder:
             return None
         filters = list(before.filters)
         for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
-            filters[i] = HTTP_FILTERS[i].listener_filter(vhosts)
+            filters[i] = listener_http_filter(HTTP_FILTERS[i], listener, vhosts)
         message = before.message
         if filters != before.filters:
             message = _message(listener, filters, stripped, bool(count))
@@ -199,7 +204,7 @@ class XdsBuilder:
         self, listener: ir.Listener, stripped: tuple[str, ...], before: _Plain | None
     ) -> _Plain:
         vhosts = listener.virtual_hosts
-        filters = [f.listener_filter(vhosts) for f in HTTP_FILTERS]
+        filters = [listener_http_filter(f, listener, vhosts) for f in HTTP_FILTERS]
         inexact = _inexact(vhosts)
         count = _count(len(vhosts), inexact, self.shard_from)
         message = _message(listener, filters, stripped, bool(count))

@@ -2,60 +2,107 @@
 
 An EDS cluster's message holds nothing about its endpoints, so that an endpoint change
 changes only its ClusterLoadAssignment. TLS to the upstream is an `UpstreamTlsContext`
-transport socket whose key material comes over SDS by name (`secrets.py`).
+transport socket whose key material comes over SDS by name (`secrets.py`). Each option has
+its module: `connection`, `loadbalancer` (and subsets), `healthcheck` (and outlier
+detection), `circuitbreakers`, `aws`.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 from envoy.config.cluster.v3 import cluster_pb2
-from envoy.config.core.v3 import address_pb2, base_pb2, protocol_pb2
+from envoy.config.core.v3 import address_pb2, base_pb2
 from envoy.config.endpoint.v3 import endpoint_components_pb2, endpoint_pb2
+from envoy.extensions.clusters.common.dns.v3 import dns_pb2
+from envoy.extensions.clusters.dns.v3 import dns_cluster_pb2
 from envoy.extensions.transport_sockets.tls.v3 import common_pb2, secret_pb2, tls_pb2
-from envoy.extensions.upstreams.http.v3 import http_protocol_options_pb2 as http_options_pb2
 from envoy.type.matcher.v3 import string_pb2
-from google.protobuf import duration_pb2, wrappers_pb2
+from google.protobuf import struct_pb2, wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy import names
+from gw.translator.envoy.aws import cluster_metadata
+from gw.translator.envoy.circuitbreakers import add_circuit_breakers
+from gw.translator.envoy.connection import add_connection, with_proxy_protocol
+from gw.translator.envoy.durations import duration_ms
+from gw.translator.envoy.healthcheck import add_health_checks
+from gw.translator.envoy.loadbalancer import add_load_balancer, add_subsets, endpoint_metadata
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.secrets import validation_context_name
 
-_HTTP_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+DNS_CLUSTER = "envoy.cluster.dns"
+#: The endpoint metadata that picks one of a cluster's transport sockets, and its key.
+TRANSPORT_SOCKET_MATCH = "envoy.transport_socket_match"
+SNI_MATCH = "sni"
 
 
 def build_cluster(cluster: ir.Cluster) -> cluster_pb2.Cluster:
     out = cluster_pb2.Cluster(
         name=cluster.name,
-        connect_timeout=_duration_ms(cluster.connect_timeout_ms),
+        connect_timeout=duration_ms(cluster.connect_timeout_ms),
     )
     if cluster.discovery == "eds":
         out.type = cluster_pb2.Cluster.EDS
         out.eds_cluster_config.eds_config.CopyFrom(names.ads_config_source())
     else:
-        out.type = (
-            cluster_pb2.Cluster.STATIC
-            if cluster.discovery == "static"
-            else (cluster_pb2.Cluster.STRICT_DNS)
-        )
-        if cluster.discovery == "dns":
+        if cluster.discovery == "static":
+            out.type = cluster_pb2.Cluster.STATIC
+        elif cluster.dns is None:
+            out.type = cluster_pb2.Cluster.STRICT_DNS
             out.dns_lookup_family = cluster_pb2.Cluster.V4_PREFERRED
+        else:
+            out.cluster_type.CopyFrom(_dns_cluster(cluster.dns))
         out.load_assignment.CopyFrom(build_load_assignment(cluster))
-    if cluster.http2:
-        options = http_options_pb2.HttpProtocolOptions(
-            explicit_http_config=http_options_pb2.HttpProtocolOptions.ExplicitHttpConfig(
-                http2_protocol_options=protocol_pb2.Http2ProtocolOptions()
+    add_connection(out, cluster)
+    add_load_balancer(out, cluster.load_balancer)
+    add_subsets(out, cluster.subsets)
+    add_health_checks(out, cluster)
+    add_circuit_breakers(out, cluster.circuit_breakers)
+    if cluster.ignore_health_on_host_removal:
+        out.ignore_health_on_host_removal = True
+    socket = with_proxy_protocol(_tls_socket(cluster.tls), cluster.proxy_protocol)
+    if socket is not None:
+        out.transport_socket.CopyFrom(socket)
+    for sni in sorted({e.sni for e in cluster.endpoints if e.sni}):
+        # Hosts that differ in their server name each get their TLS settings by name.
+        per_host = replace(cluster.tls, sni=sni) if cluster.tls is not None else None
+        out.transport_socket_matches.append(
+            cluster_pb2.Cluster.TransportSocketMatch(
+                name=f"sni:{sni}",
+                match=_struct({SNI_MATCH: sni}),
+                transport_socket=with_proxy_protocol(_tls_socket(per_host), cluster.proxy_protocol),
             )
         )
-        out.typed_extension_protocol_options[_HTTP_OPTIONS].CopyFrom(pack(options))
-    if cluster.tls is not None:
-        out.transport_socket.CopyFrom(
-            base_pb2.TransportSocket(
-                name=names.TLS_TRANSPORT_SOCKET, typed_config=pack(build_upstream_tls(cluster.tls))
-            )
-        )
+    metadata = cluster_metadata(cluster)
+    if metadata is not None:
+        out.metadata.CopyFrom(metadata)
     return out
+
+
+def _tls_socket(tls: ir.UpstreamTls | None) -> base_pb2.TransportSocket | None:
+    if tls is None:
+        return None
+    return base_pb2.TransportSocket(
+        name=names.TLS_TRANSPORT_SOCKET, typed_config=pack(build_upstream_tls(tls))
+    )
+
+
+def _struct(values: dict[str, str]) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.update(values)
+    return out
+
+
+def _dns_cluster(dns: ir.DnsOptions) -> cluster_pb2.Cluster.CustomClusterType:
+    """Envoy resolves the hosts' names, with the upstream's refresh settings."""
+    config = dns_cluster_pb2.DnsCluster(
+        respect_dns_ttl=dns.respect_ttl, dns_lookup_family=dns_pb2.V4_PREFERRED
+    )
+    if dns.refresh_rate_ms is not None:
+        config.dns_refresh_rate.CopyFrom(duration_ms(dns.refresh_rate_ms))
+    return cluster_pb2.Cluster.CustomClusterType(name=DNS_CLUSTER, typed_config=pack(config))
 
 
 def build_upstream_tls(tls: ir.UpstreamTls) -> tls_pb2.UpstreamTlsContext:
@@ -126,27 +173,55 @@ def _san_matcher(name: str) -> common_pb2.SubjectAltNameMatcher:
 
 
 def build_load_assignment(cluster: ir.Cluster) -> endpoint_pb2.ClusterLoadAssignment:
-    lb_endpoints = []
-    for endpoint in cluster.endpoints:
-        lb = endpoint_components_pb2.LbEndpoint(
-            endpoint=endpoint_components_pb2.Endpoint(
-                address=address_pb2.Address(
-                    socket_address=address_pb2.SocketAddress(
-                        address=endpoint.address, port_value=endpoint.port
-                    )
+    """The endpoints (priority 0) and the failover ones, grouped by priority and locality."""
+    groups: dict[tuple[int, ir.Locality | None, int | None], list[ir.Endpoint]] = {}
+    for endpoint in (*cluster.endpoints, *(cluster.failover or ())):
+        key = (endpoint.priority or 0, endpoint.locality, endpoint.locality_weight)
+        groups.setdefault(key, []).append(endpoint)
+    out = endpoint_pb2.ClusterLoadAssignment(cluster_name=cluster.name)
+    for (priority, locality, weight), endpoints in groups.items():
+        group = endpoint_components_pb2.LocalityLbEndpoints(
+            lb_endpoints=[_lb_endpoint(e) for e in endpoints], priority=priority
+        )
+        if locality is not None:
+            group.locality.CopyFrom(
+                base_pb2.Locality(
+                    region=locality.region, zone=locality.zone, sub_zone=locality.sub_zone
                 )
             )
+        if weight is not None:
+            group.load_balancing_weight.value = weight
+        out.endpoints.append(group)
+    if cluster.overprovisioning_factor is not None:
+        out.policy.overprovisioning_factor.value = cluster.overprovisioning_factor
+    return out
+
+
+def _lb_endpoint(endpoint: ir.Endpoint) -> endpoint_components_pb2.LbEndpoint:
+    address = (
+        address_pb2.Address(pipe=address_pb2.Pipe(path=endpoint.address))
+        if endpoint.pipe
+        else address_pb2.Address(
+            socket_address=address_pb2.SocketAddress(
+                address=endpoint.address, port_value=endpoint.port
+            )
         )
-        if endpoint.weight is not None:
-            lb.load_balancing_weight.CopyFrom(wrappers_pb2.UInt32Value(value=endpoint.weight))
-        lb_endpoints.append(lb)
-    localities = (
-        [endpoint_components_pb2.LocalityLbEndpoints(lb_endpoints=lb_endpoints)]
-        if lb_endpoints
-        else []
     )
-    return endpoint_pb2.ClusterLoadAssignment(cluster_name=cluster.name, endpoints=localities)
-
-
-def _duration_ms(ms: int) -> duration_pb2.Duration:
-    return duration_pb2.Duration(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
+    out = endpoint_components_pb2.LbEndpoint(
+        endpoint=endpoint_components_pb2.Endpoint(address=address, hostname=endpoint.hostname or "")
+    )
+    if endpoint.weight is not None:
+        out.load_balancing_weight.CopyFrom(wrappers_pb2.UInt32Value(value=endpoint.weight))
+    check = out.endpoint.health_check_config
+    if endpoint.health_check_port is not None:
+        check.port_value = endpoint.health_check_port
+    if endpoint.health_check_hostname is not None:
+        check.hostname = endpoint.health_check_hostname
+    metadata = endpoint_metadata(endpoint.metadata)
+    if metadata is not None:
+        out.metadata.CopyFrom(metadata)
+    if endpoint.sni:
+        out.metadata.filter_metadata[TRANSPORT_SOCKET_MATCH].CopyFrom(
+            _struct({SNI_MATCH: endpoint.sni})
+        )
+    return out

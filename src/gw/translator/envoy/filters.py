@@ -1,8 +1,11 @@
 """The HTTP filter chain: one module per Envoy filter, in the order requests meet them.
 
 Each entry implements `HttpFilter`. Position in `HTTP_FILTERS` is the order (SPEC.md's
-order of checks: JWT, then RBAC, then the rest, router last): no numbers, no registration at
-import time. A filter is put on a listener only when some virtual host there uses it.
+order of checks: JWT, then RBAC, then the rest, router last; JWT in two stages around
+external auth): no numbers, no registration at
+import time. A filter is put on a listener only when some virtual host there uses it, or
+the listener's own options (`ir.Listener.plugins`) ask for it: such a filter is also
+`listener_filter.ListenerConfigured`, and the listener asks it `for_listener`.
 """
 
 from __future__ import annotations
@@ -14,16 +17,23 @@ from envoy.extensions.filters.http.router.v3 import router_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
+from google.protobuf import wrappers_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names, transform, transform_script
+from gw.translator.envoy.aws import AwsLambdaFilter
 from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.grpc_json import GrpcJsonFilter
+from gw.translator.envoy.grpc_web import GrpcWebFilter
+from gw.translator.envoy.gzip import GzipFilter
 from gw.translator.envoy.jwt import JwtFilter
+from gw.translator.envoy.listener_health import ListenerHealthCheckFilter
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.ratelimit import GlobalRateLimitFilter, LocalRateLimitFilter
 from gw.translator.envoy.rbac import RbacFilter
+from gw.translator.envoy.stateful_session import StatefulSessionFilter
 
 
 class HttpFilter(Protocol):
@@ -47,10 +57,21 @@ class HttpFilter(Protocol):
 
 
 class Router:
+    """Last in every chain; the listener's `router` options shape it."""
+
     name = names.ROUTER
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(router_pb2.Router()))
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        settings = listener.plugins.router
+        config = router_pb2.Router(suppress_envoy_headers=settings.suppress_envoy_headers)
+        if settings.dynamic_stats is not None:
+            config.dynamic_stats.CopyFrom(wrappers_pb2.BoolValue(value=settings.dynamic_stats))
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         return None
@@ -63,22 +84,34 @@ class Router:
 
 
 #: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
-#: early global rate limit, jwt_authn, rbac, ext_authz, regular transformation, global rate
-#: limit, router. Each transformation stage is two header filters (`envoy/transform.py`)
-#: and a Lua filter (`envoy/transform_script.py`). The early
+#: early global rate limit, jwt_authn before extauth, ext_authz, jwt_authn after extauth
+#: (the default stage), rbac, regular transformation, global rate limit, AWS Lambda (it
+#: turns the request into an invocation), router. Each transformation stage is two header
+#: filters (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early
 #: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
 #: `rateLimitBeforeAuth`.
+#: A Gateway's own filters: its health check first (a probe needs neither a route nor
+#: credentials), compression next (so that it is last on the way back), gRPC-Web after
+#: authorization and the gRPC-JSON transcoder after the rate limits (the established
+#: places), and the sticky session just before the router.
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
+    ListenerHealthCheckFilter(),
+    GzipFilter(),
     *transform.EARLY,
     transform_script.EARLY,
     CorsFilter(),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
-    JwtFilter(),
-    RbacFilter(),
+    JwtFilter("before"),
     ExtAuthz(),
+    JwtFilter("after"),
+    RbacFilter(),
+    GrpcWebFilter(),
     *transform.REGULAR,
     transform_script.REGULAR,
     GlobalRateLimitFilter("regular"),
+    GrpcJsonFilter(),
+    AwsLambdaFilter(),
+    StatefulSessionFilter(),
     Router(),
 )

@@ -34,12 +34,14 @@ from envoy.extensions.http.early_header_mutation.header_mutation.v3 import (
     header_mutation_pb2,
 )
 from envoy.extensions.http.header_formatters.preserve_case.v3 import preserve_case_pb2
+from envoy.extensions.http.original_ip_detection.xff.v3 import xff_pb2
 from envoy.extensions.request_id.uuid.v3 import uuid_pb2
 from envoy.type.matcher.v3 import string_pb2
 from google.protobuf import wrappers_pb2
 
 from gw.translator import ir
 from gw.translator.envoy import names
+from gw.translator.envoy.access_log import build_access_logs
 from gw.translator.envoy.headers import header_option
 from gw.translator.envoy.packing import duration, pack
 from gw.translator.envoy.tracing import build_tracing
@@ -121,6 +123,9 @@ def build_manager(
         out.early_header_mutation_extensions.append(_early_mutation(removed, http))
     if http.tracing is not None:
         out.tracing.CopyFrom(build_tracing(http.tracing))
+    out.access_log.extend(build_access_logs(listener.options.access_logs))
+    if http.leftmost_xff:
+        _trust_every_forwarder(out)
     return out
 
 
@@ -247,6 +252,7 @@ def _add_protocols(out: hcm_pb2.HttpConnectionManager, http: ir.HttpSettings) ->
         default_host_for_http_10=http.default_host_for_http_10,
         allow_chunked_length=http.allow_chunked_length,
         enable_trailers=http.enable_trailers,
+        allow_custom_methods=http.allow_custom_methods,
     )
     key_format = protocol_pb2.Http1ProtocolOptions.HeaderKeyFormat
     if http.header_key_format == "proper_case":
@@ -290,4 +296,20 @@ def _early_mutation(
     return extension_pb2.TypedExtensionConfig(
         name=names.EARLY_HEADER_MUTATION,
         typed_config=pack(header_mutation_pb2.HeaderMutation(mutations=mutations)),
+    )
+
+
+def _trust_every_forwarder(out: hcm_pb2.HttpConnectionManager) -> None:
+    """`leftmostXffAddress`: with every address of `X-Forwarded-For` trusted, Envoy's XFF
+    detection takes the leftmost one as the client (the TCP peer without the header).
+    Detection extensions replace `use_remote_address` and `xff_num_trusted_hops`."""
+    out.use_remote_address.CopyFrom(wrappers_pb2.BoolValue(value=False))
+    out.xff_num_trusted_hops = 0
+    everyone = [
+        address_pb2.CidrRange(address_prefix=prefix, prefix_len=wrappers_pb2.UInt32Value(value=0))
+        for prefix in ("0.0.0.0", "::")
+    ]
+    config = xff_pb2.XffConfig(xff_trusted_cidrs=xff_pb2.XffTrustedCidrs(cidrs=everyone))
+    out.original_ip_detection_extensions.append(
+        extension_pb2.TypedExtensionConfig(name=names.XFF_ORIGINAL_IP, typed_config=pack(config))
     )

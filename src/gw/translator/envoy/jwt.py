@@ -1,10 +1,15 @@
-"""`ir.JwtVerification` → Envoy's `jwt_authn` filter (ENVOY-NOTES.md §2a).
+"""`ir.JwtVerification` → Envoy's `jwt_authn` filter (ENVOY-NOTES.md §2a), twice: one
+instance before the ext_authz filter (`gw.jwt_authn.before_extauth`, the hosts'
+`jwtStaged.beforeExtAuth`) and one after it (`envoy.filters.http.jwt_authn`, `jwt` and
+`jwtStaged.afterExtAuth`). Each is on a listener only when one of its hosts checks there.
 
-One filter per listener holds the providers of all its virtual hosts (names are unique:
-`<virtual host>_<provider>`) and one requirement per virtual host, named after it; each
-virtual host selects its requirement with `PerRouteConfig.requirement_name`, and a route
-with `jwt.disable` sets `PerRouteConfig.disabled`. A host without JWT has no per-host config
-and the filter (which has no rules) lets its requests through untouched.
+Each instance holds the providers of all its listener's hosts and routes for its stage
+(names are unique: `<virtual host>_<provider>`, `<virtual host>_route<N>_<provider>`) and
+one requirement per host, named after it, plus one per route with providers of its own,
+named after the route; a host selects its requirement with `PerRouteConfig.
+requirement_name`, a route with its own providers selects its own, and a route that
+switches the stage off sets `PerRouteConfig.disabled`. A host without JWT at a stage has no
+per-host config there and the filter (which has no rules) lets its requests through.
 
 Every provider verifies into dynamic metadata under its own name (`payload_in_metadata`),
 which is where RBAC reads claims, and caches verified tokens (`jwt_cache_config`): without
@@ -14,6 +19,7 @@ the cache each request pays a full signature check (ENVOY-NOTES.md §3).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from envoy.config.core.v3 import http_uri_pb2
 from envoy.extensions.filters.http.jwt_authn.v3 import config_pb2 as jwt_pb2
@@ -34,31 +40,52 @@ JWKS_REFETCH_AFTER_FAILURE_MS = 1000
 
 
 class JwtFilter:
-    name = names.JWT_AUTHN
+    """The `jwt_authn` instance of one stage: `before` or `after` the extauth filter."""
+
+    def __init__(self, stage: Literal["before", "after"]) -> None:
+        self.stage = stage
+        self.name = names.JWT_AUTHN if stage == "after" else names.JWT_AUTHN_BEFORE_EXTAUTH
+
+    def _host(self, vhost: ir.VirtualHost) -> ir.JwtVerification | None:
+        return vhost.jwt if self.stage == "after" else vhost.jwt_before_extauth
+
+    def _route(self, route: ir.Route) -> ir.RouteJwtStage | None:
+        if route.jwt is None:
+            return None
+        return route.jwt.after_extauth if self.stage == "after" else route.jwt.before_extauth
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         config = jwt_pb2.JwtAuthentication()
         for vhost in vhosts:
-            if vhost.jwt is None:
-                continue
-            for provider in vhost.jwt.providers:
-                config.providers[provider.name].CopyFrom(build_provider(provider))
-            config.requirement_map[vhost.name].CopyFrom(build_requirement(vhost.jwt))
+            checks = [(vhost.name, self._host(vhost))]
+            checks += [(r.name, own.verification) for r in vhost.routes if (own := self._route(r))]
+            for name, check in checks:
+                if check is None:
+                    continue
+                for provider in check.providers:
+                    config.providers[provider.name].CopyFrom(build_provider(provider))
+                config.requirement_map[name].CopyFrom(build_requirement(check))
         if not config.requirement_map:
             return None
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
-        if vhost.jwt is None:
+        if self._host(vhost) is None:
             return None
         config: Message = jwt_pb2.PerRouteConfig(requirement_name=vhost.name)
         return config
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
-        if vhost.jwt is None or not route.jwt_disabled:
+        own = self._route(route)
+        if own is None:
             return None
-        config: Message = jwt_pb2.PerRouteConfig(disabled=True)
-        return config
+        if own.verification is not None:
+            config: Message = jwt_pb2.PerRouteConfig(requirement_name=route.name)
+            return config
+        if not own.disabled or self._host(vhost) is None:
+            return None
+        off: Message = jwt_pb2.PerRouteConfig(disabled=True)
+        return off
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
         return ()

@@ -33,6 +33,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.ratelimit_basic import basic_differs, basic_policies
 from gw.wire.ratelimit import DOMAIN
 
 LOCAL_STAT_PREFIX = "local_rate_limit"
@@ -55,6 +56,18 @@ class LocalRateLimitFilter:
         if not any(v.uses_local_ratelimit for v in vhosts):
             return None
         config = local_pb2.LocalRateLimit(stat_prefix=LOCAL_STAT_PREFIX)
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """With the Gateway's `httpLocalRatelimit.defaultLimit`, the listener's filter holds
+        that bucket: every request not limited by a host's or route's own bucket takes it."""
+        own = listener.plugins.local_ratelimit
+        if own is None or own.bucket is None:
+            return self.listener_filter(vhosts)
+        config = build_local(own.bucket, x_headers=own.x_ratelimit_headers)
+        config.local_rate_limit_per_downstream_connection = own.per_connection
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
@@ -82,17 +95,21 @@ def build_local(limit: ir.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRate
     )
     out = local_pb2.LocalRateLimit(
         stat_prefix=LOCAL_STAT_PREFIX,
-        token_bucket=token_bucket_pb2.TokenBucket(
-            max_tokens=limit.max_tokens,
-            tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
-            fill_interval=_duration(limit.fill_interval_ms),
-        ),
+        token_bucket=token_bucket(limit),
         filter_enabled=everyone,
         filter_enforced=everyone,
     )
     if x_headers:
         out.enable_x_ratelimit_headers = _DRAFT_03
     return out
+
+
+def token_bucket(limit: ir.LocalLimit) -> token_bucket_pb2.TokenBucket:
+    return token_bucket_pb2.TokenBucket(
+        max_tokens=limit.max_tokens,
+        tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),
+        fill_interval=_duration(limit.fill_interval_ms),
+    )
 
 
 class GlobalRateLimitFilter:
@@ -106,15 +123,17 @@ class GlobalRateLimitFilter:
         self.name = names.RATELIMIT_EARLY if stage == "early" else names.RATELIMIT
 
     def _policies(
-        self, vhost: ir.VirtualHost, limits: ir.RateLimits | None
+        self, vhost: ir.VirtualHost, limits: ir.RateLimits | None, route: ir.Route | None = None
     ) -> tuple[ir.Policy, ...]:
+        """This filter's policies of `limits` (a host's, or a route's, then `route`)."""
         if limits is None:
             return ()
         server = vhost.ratelimit_server
         before_auth = server is not None and server.before_auth
         if self.stage == "early":
             return limits.early + (limits.policies if before_auth else ())
-        return limits.regular + (() if before_auth else limits.policies)
+        basic = basic_policies(vhost, limits.basic, route) if limits.basic else ()
+        return limits.regular + (() if before_auth else limits.policies) + basic
 
     def _used(self, vhost: ir.VirtualHost) -> bool:
         if not vhost.uses_global_ratelimit:
@@ -125,6 +144,17 @@ class GlobalRateLimitFilter:
         )
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
+        return self._filter(vhosts, None)
+
+    def for_listener(
+        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+    ) -> hcm_pb2.HttpFilter | None:
+        """A Gateway's own `ratelimitServer` replaces the Settings' on its listener."""
+        return self._filter(vhosts, listener.plugins.ratelimit_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.RateLimitServer | None
+    ) -> hcm_pb2.HttpFilter | None:
         users = [v for v in vhosts if self._used(v)]
         if not users:
             return None
@@ -132,7 +162,7 @@ class GlobalRateLimitFilter:
             {v.ratelimit_server for v in users if v.ratelimit_server is not None},
             key=lambda s: s.cluster or "",
         )
-        config = build_global(servers[0] if servers else None)
+        config = build_global(own or (servers[0] if servers else None))
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
@@ -144,10 +174,11 @@ class GlobalRateLimitFilter:
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
         own = route.ratelimit
-        if not self._policies(vhost, own):
+        differs = self.stage == "regular" and basic_differs(vhost, route)
+        if not self._policies(vhost, own, route) and not differs:
             return None  # nothing of the route's own for this filter: the host's applies
-        assert own is not None
-        policies = self._policies(vhost, _inherit(vhost.ratelimit, own))
+        limits = _inherit(vhost.ratelimit, own) if own is not None else vhost.ratelimit
+        policies = self._policies(vhost, limits, route)
         if not policies:
             return None
         out: Message = _per_route(policies)
@@ -158,15 +189,23 @@ class GlobalRateLimitFilter:
 
 
 def _inherit(host: ir.RateLimits | None, route: ir.RateLimits) -> ir.RateLimits:
-    """A route's limits field by field: each of `rateLimitConfigs`, `rateLimitEarlyConfigs`
-    and `rateLimitRegularConfigs` the route does not set is its host's (a route's per-filter
-    config replaces the host's whole, so the host's part is repeated there)."""
+    """A route's limits place by place: each place the route does not set is its host's (a
+    route's per-filter config replaces the host's whole, so the host's part is repeated
+    there), and a place in the route's `include_host` gets the host's after the route's."""
     if host is None:
         return route
+
+    def place(name: Literal["policies", "early", "regular"]) -> tuple[ir.Policy, ...]:
+        mine, theirs = getattr(route, name), getattr(host, name)
+        if not mine:
+            return tuple(theirs)
+        return tuple(mine) + (tuple(theirs) if name in route.include_host else ())
+
     return ir.RateLimits(
-        policies=route.policies or host.policies,
-        early=route.early or host.early,
-        regular=route.regular or host.regular,
+        policies=place("policies"),
+        early=place("early"),
+        regular=place("regular"),
+        basic=route.basic or host.basic,
     )
 
 
@@ -182,7 +221,8 @@ def build_global(server: ir.RateLimitServer | None) -> rate_limit_pb2.RateLimit:
             grpc_service=grpc_service_pb2.GrpcService(
                 envoy_grpc=grpc_service_pb2.GrpcService.EnvoyGrpc(
                     cluster_name=(server.cluster if server else None)
-                    or names.RATELIMIT_SERVER_MISSING
+                    or names.RATELIMIT_SERVER_MISSING,
+                    authority=server.authority if server else "",
                 )
             ),
             transport_api_version=_ALWAYS,

@@ -9,8 +9,10 @@ from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
+from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
+from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.transform_script import span_name
 
@@ -33,6 +35,8 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
 
 def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
     out = rc_pb2.Route(name=route.name, match=build_match(route.match))
+    if route.stat_prefix is not None:
+        out.stat_prefix = route.stat_prefix
     action = route.action
     if isinstance(action, ir.Forward):
         out.route.CopyFrom(_route_action(action))
@@ -124,13 +128,12 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
     out = rc_pb2.RouteAction()
     if len(action.clusters) == 1:
         out.cluster = action.clusters[0].cluster
+        match = subset_match(action.clusters[0].subset)
+        if match is not None:
+            out.metadata_match.CopyFrom(match)
     else:
-        out.weighted_clusters.clusters.extend(
-            rc_pb2.WeightedCluster.ClusterWeight(
-                name=c.cluster, weight=wrappers_pb2.UInt32Value(value=c.weight)
-            )
-            for c in action.clusters
-        )
+        out.weighted_clusters.clusters.extend(_cluster_weight(c) for c in action.clusters)
+    out.hash_policy.extend(hash_policy(p) for p in action.hash_policies or ())
     if action.prefix_rewrite is not None:
         out.prefix_rewrite = action.prefix_rewrite
     if action.timeout_ms is not None:
@@ -143,6 +146,18 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.host_rewrite_literal = action.host_rewrite
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    return out
+
+
+def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.ClusterWeight:
+    out = rc_pb2.WeightedCluster.ClusterWeight(
+        name=target.cluster, weight=wrappers_pb2.UInt32Value(value=target.weight)
+    )
+    match = subset_match(target.subset)
+    if match is not None:
+        out.metadata_match.CopyFrom(match)
+    if target.aws_lambda is not None:
+        out.typed_per_filter_config[AWS_LAMBDA].CopyFrom(pack(lambda_config(target.aws_lambda)))
     return out
 
 

@@ -1,52 +1,111 @@
 """AuthConfigs → resolved auth configs (`gw.wire.extauth.AuthConfig`) for the extauth server.
 
-Everything the server needs at run time is checked and filled in here, so that a mistake is
-a status on the AuthConfig (naming the field) and never a login that fails at 3 a.m.: URLs
-must be absolute, paths must start with `/`, the client secret is read from its OAuth
-secret, the Redis address must be `host:port`, cookie and header names must be tokens.
-This build runs one `oauth2.oidcAuthorizationCode` entry per AuthConfig; anything else is
-refused (fail closed) rather than ignored.
+Each `spec.configs[]` entry is one kind of check; `KINDS` says, per kind, where it sits in
+the entry, which module builds its wire type (`authconfig_<kind>.py`) and what Envoy must
+send the server for it, or why gw does not run it (the AuthConfig is then rejected, naming
+the field: fail closed rather than ignore). Entries are named (`config_<index>` unless
+`name` says otherwise) for `booleanExpr`, which is parsed here with the server's own parser
+so that a mistake is a status. A new kind is one line in `KINDS`.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from gw import api
 from gw.api import ResourceKey
-from gw.api.authconfig import OidcAuthorizationCode, OidcHeaders, UserSession
-from gw.api.duration import duration_ms
-from gw.api.secret import OAUTH_TYPE
+from gw.api.authconfig import AuthConfigEntry
 from gw.snapshot import Snapshot
+from gw.translator.gateway import (
+    authconfig_accesstoken,
+    authconfig_apikey,
+    authconfig_basic,
+    authconfig_ldap,
+    authconfig_oidc,
+    authconfig_opa,
+    authconfig_passthrough,
+)
+from gw.translator.gateway.authstep import Needs, StepContext
 from gw.translator.gateway.contribution import Contribution
-from gw.translator.gateway.sessions import OIDC_FIELD, TOKEN, build_session
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
-from gw.wire import extauth, extauth_oidc
+from gw.wire import extauth, extauth_expr, extauth_jwt
 
-CLIENT_SECRET_KEY = "client-secret"
-#: Parameters the server sets itself on the authorization request.
-RESERVED_AUTH_PARAMS = frozenset(
-    {
-        "client_id",
-        "code_challenge",
-        "code_challenge_method",
-        "nonce",
-        "redirect_uri",
-        "response_type",
-        "scope",
-        "state",
-    }
+#: Settings `extauth.userIdHeader` when it is not set (the established install's value).
+DEFAULT_USER_ID_HEADER = "x-user-id"
+NOT_YET = "this gw build does not run it yet"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    field: str
+    model: Callable[[AuthConfigEntry], Any]
+    build: Callable[[Any, StepContext], extauth.Check | None] | None = None
+    needs: Callable[[Any], Needs] | None = None
+    #: Why gw refuses the kind (when it has no `build`).
+    why: str = NOT_YET
+
+
+def _oauth2(name: str) -> Callable[[AuthConfigEntry], Any]:
+    return lambda e: getattr(e.oauth2, name) if e.oauth2 is not None else None
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind(
+        "oauth2.oidcAuthorizationCode",
+        _oauth2("oidc_authorization_code"),
+        authconfig_oidc.build,
+        authconfig_oidc.needs,
+    ),
+    Kind("basicAuth", lambda e: e.basic_auth, authconfig_basic.build, authconfig_basic.needs),
+    Kind("apiKeyAuth", lambda e: e.api_key_auth, authconfig_apikey.build, authconfig_apikey.needs),
+    Kind(
+        "passThroughAuth",
+        lambda e: e.pass_through_auth,
+        authconfig_passthrough.build,
+        authconfig_passthrough.needs,
+    ),
+    Kind(
+        "jwt",
+        lambda e: e.jwt,
+        lambda _, ctx: extauth_jwt.JwtStep(),
+        lambda _: Needs(metadata=(extauth_jwt.METADATA_NAMESPACE,)),
+    ),
+    Kind(
+        "oauth2.accessTokenValidation",
+        _oauth2("access_token_validation"),
+        authconfig_accesstoken.build,
+        authconfig_accesstoken.needs,
+    ),
+    Kind("opaAuth", lambda e: e.opa_auth, authconfig_opa.build, authconfig_opa.needs),
+    Kind("ldap", lambda e: e.ldap, authconfig_ldap.build, authconfig_ldap.needs),
+    Kind("oauth2.oauth2", _oauth2("oauth2"), why="use oauth2.oidcAuthorizationCode"),
+    Kind("oauth", lambda e: e.oauth, why="it is deprecated: use oauth2.oidcAuthorizationCode"),
+    Kind("pluginAuth", lambda e: e.plugin_auth, why="gw loads no plugins: use passThroughAuth"),
+    Kind(
+        "opaServerAuth",
+        lambda e: e.opa_server_auth,
+        why="gw runs no OPA server: evaluate the same Rego modules with opaAuth",
+    ),
+    Kind("hmacAuth", lambda e: e.hmac_auth),
+    Kind("portalAuth", lambda e: e.portal_auth, why="gw has no developer portal"),
 )
 
 
 def build_auth_configs(
-    snapshot: Snapshot, refs: Refs, reports: Reports
+    snapshot: Snapshot, settings: api.Settings | None, refs: Refs, reports: Reports
 ) -> dict[ResourceKey, Contribution]:
+    """`settings`: the Settings read (their `extauth.userIdHeader`)."""
+    extauth = settings.spec.extauth if settings is not None else None
+    user_id_header = (
+        (extauth.user_id_header if extauth else None) or DEFAULT_USER_ID_HEADER
+    ).lower()
     out: dict[ResourceKey, Contribution] = {}
     for auth_config in snapshot.of_kind(api.AuthConfig):
         report = reports.of(auth_config.key)
-        built = build_auth_config(auth_config, refs, report)
+        built = build_auth_config(auth_config, refs, report, user_id_header)
         if built is not None and not report.errors:
             out[auth_config.key] = Contribution(auth_configs=(built,))
     return out
@@ -57,180 +116,96 @@ def config_id(namespace: str, name: str) -> str:
     return f"{namespace}.{name}"
 
 
-def flow_paths(oidc: OidcAuthorizationCode) -> tuple[str, str | None]:
-    """The request paths of the callback and the logout (the callback is where the
-    identity provider sends the browser: `appUrl` + `callbackPath`)."""
-    return urlsplit(redirect_uri(oidc)).path, oidc.logout_path or None
+def step_name(entry: AuthConfigEntry, index: int) -> str:
+    return entry.name if entry.name else f"config_{index}"
 
 
-def redirect_uri(oidc: OidcAuthorizationCode) -> str:
-    return oidc.app_url.rstrip("/") + oidc.callback_path
+def kind_of(entry: AuthConfigEntry) -> list[tuple[Kind, Any]]:
+    """The kinds an entry sets (exactly one, when it is right), with their models."""
+    return [(kind, model) for kind in KINDS if (model := kind.model(entry)) is not None]
+
+
+def envoy_needs(auth_configs: list[api.AuthConfig]) -> Needs:
+    """What Envoy must send the extauth server for these AuthConfigs: the union of their
+    entries' needs (headers None as soon as one needs every header)."""
+    headers: set[str] | None = set()
+    metadata: set[str] = set()
+    for auth_config in auth_configs:
+        for entry in auth_config.spec.configs:
+            for kind, model in kind_of(entry):
+                if kind.needs is None:
+                    continue
+                needed = kind.needs(model)
+                metadata.update(needed.metadata)
+                if headers is not None and needed.headers is not None:
+                    headers.update(needed.headers)
+                else:
+                    headers = None
+    return Needs(
+        headers=None if headers is None else tuple(sorted(headers)),
+        metadata=tuple(sorted(metadata)),
+    )
 
 
 def build_auth_config(
-    auth_config: api.AuthConfig, refs: Refs, report: ResourceReport
+    auth_config: api.AuthConfig, refs: Refs, report: ResourceReport, user_id_header: str | None
 ) -> extauth.AuthConfig | None:
     spec = auth_config.spec
-    if spec.boolean_expr is not None:
-        report.error("spec.booleanExpr", "booleanExpr is not supported by this gw build yet")
-    if len(spec.configs) > 1:
-        report.error(
-            "spec.configs",
-            f"this gw build runs one config per AuthConfig, not {len(spec.configs)}: "
-            "split them into several AuthConfigs",
-        )
-    entry = spec.configs[0]
-    oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
-    if oidc is None:
-        report.error(
-            "spec.configs[0]",
-            "only oauth2.oidcAuthorizationCode is supported by this gw build",
-        )
+    steps: list[extauth.Step] = []
+    names: dict[str, int] = {}
+    for index, entry in enumerate(spec.configs):
+        field = f"spec.configs[{index}]"
+        name = step_name(entry, index)
+        if not extauth_expr.NAME.fullmatch(name):
+            report.error(f"{field}.name", f"{name!r} may hold only letters, digits, _ . -")
+        elif name in names:
+            report.error(f"{field}.name", f"{name} is also the name of configs[{names[name]}]")
+        names.setdefault(name, index)
+        check = _build_step(entry, field, auth_config, refs, report)
+        if check is not None:
+            steps.append(extauth.Step(name=name, check=check))
+    _check_expression(spec.boolean_expr, set(names), report)
+    if report.errors or len(steps) != len(spec.configs):
         return None
-    secret = _client_secret(oidc, auth_config.key, refs, report)
-    checked = _check_oidc(oidc, report)
-    session = build_session(oidc.session or UserSession(), report)
-    if secret is None or not checked or session is None:
-        return None
-    callback, logout = flow_paths(oidc)
-    override = oidc.discovery_override
     meta = auth_config.metadata
-    headers = oidc.headers or OidcHeaders()
-    poll = oidc.discovery_poll_interval
     return extauth.AuthConfig(
         config_id=config_id(meta.namespace, meta.name),
         namespace=meta.namespace,
         name=meta.name,
-        oidc=extauth_oidc.OidcAuthorizationCode(
-            app_url=oidc.app_url,
-            callback_path=callback,
-            redirect_uri=redirect_uri(oidc),
-            client_id=oidc.client_id,
-            client_secret=secret,
-            issuer_url=oidc.issuer_url,
-            auth_endpoint=override.auth_endpoint if override else None,
-            token_endpoint=override.token_endpoint if override else None,
-            jwks_uri=override.jwks_uri if override else None,
-            discovery_poll_interval_ms=int(duration_ms(poll)) if poll else 1_800_000,
-            scopes=tuple(dict.fromkeys(["openid", *oidc.scopes])),
-            auth_endpoint_query_params=tuple(sorted(oidc.auth_endpoint_query_params.items())),
-            token_endpoint_query_params=tuple(sorted(oidc.token_endpoint_query_params.items())),
-            session=session,
-            id_token_header=_lower(headers.id_token_header),
-            access_token_header=_lower(headers.access_token_header),
-            bearer_in_authorization=bool(headers.use_bearer_schema_for_authorization),
-            logout_path=logout,
-            after_logout_url=oidc.after_logout_url or oidc.app_url,
-            fail_on_redirect=spec.fail_on_redirect,
-        ),
+        steps=tuple(steps),
+        boolean_expr=spec.boolean_expr,
+        user_id_header=user_id_header,
     )
 
 
-def _client_secret(
-    oidc: OidcAuthorizationCode, referrer: ResourceKey, refs: Refs, report: ResourceReport
-) -> str | None:
-    """The client secret from its OAuth secret; "" for a public client."""
-    field = f"{OIDC_FIELD}.clientSecretRef"
-    if oidc.client_secret_ref is None:
-        if oidc.disable_client_secret:
-            return ""
+def _build_step(
+    entry: AuthConfigEntry,
+    field: str,
+    auth_config: api.AuthConfig,
+    refs: Refs,
+    report: ResourceReport,
+) -> extauth.Check | None:
+    found = kind_of(entry)
+    if len(found) != 1:
+        set_ = ", ".join(kind.field for kind, _ in found) or "none"
         report.error(
-            field,
-            "required: name the OAuth secret that holds the client secret "
-            "(or set disableClientSecret for a public client)",
+            field, f"set exactly one kind of check (basicAuth, apiKeyAuth, ...); set: {set_}"
         )
         return None
-    ref = oidc.client_secret_ref
-    secret = refs.resolve(api.Secret, ref, referrer=referrer, field=field)
-    key = refs.key(api.Secret, ref, referrer)
-    where = f"{key.namespace}.{key.name}"
-    if secret is None:
-        report.error(
-            field,
-            f"secret {where} not found: create it with `gwctl create secret oauth "
-            f"--namespace {key.namespace} --name {key.name} --client-secret <value>`",
-        )
+    kind, model = found[0]
+    if kind.build is None:
+        report.error(f"{field}.{kind.field}", f"{kind.field} is not supported: {kind.why}")
         return None
-    if secret.type != OAUTH_TYPE:
-        report.error(field, f"secret {where} is of type {secret.type}, not {OAUTH_TYPE}")
-        return None
-    value = secret.value(CLIENT_SECRET_KEY)
-    if not value:
-        report.error(field, f"secret {where} has no {CLIENT_SECRET_KEY} value")
-        return None
-    return value
+    return kind.build(model, StepContext(auth_config, f"{field}.{kind.field}", refs, report))
 
 
-def _check_oidc(oidc: OidcAuthorizationCode, report: ResourceReport) -> bool:
-    """True when every field the server acts on is usable (each problem is reported)."""
-    checks = (_check_urls(oidc, report), _check_paths(oidc, report), _check_names(oidc, report))
-    return all(checks)
-
-
-def _check_urls(oidc: OidcAuthorizationCode, report: ResourceReport) -> bool:
-    urls = [("appUrl", oidc.app_url), ("issuerUrl", oidc.issuer_url)]
-    if oidc.after_logout_url and not oidc.after_logout_url.startswith("/"):
-        urls.append(("afterLogoutUrl", oidc.after_logout_url))
-    override = oidc.discovery_override
-    if override is not None:
-        urls += [
-            (f"discoveryOverride.{name}", value)
-            for name, value in (
-                ("authEndpoint", override.auth_endpoint),
-                ("tokenEndpoint", override.token_endpoint),
-                ("jwksUri", override.jwks_uri),
-            )
-            if value is not None
-        ]
-    return all([_absolute_url(url, f"{OIDC_FIELD}.{name}", report) for name, url in urls])
-
-
-def _check_paths(oidc: OidcAuthorizationCode, report: ResourceReport) -> bool:
-    ok = True
-    for name, path in (("callbackPath", oidc.callback_path), ("logoutPath", oidc.logout_path)):
-        if path is not None and (not path.startswith("/") or "?" in path or "#" in path):
-            report.error(f"{OIDC_FIELD}.{name}", f"{path!r} must be a path starting with /")
-            ok = False
-    if oidc.logout_path and oidc.logout_path == oidc.callback_path:
-        report.error(f"{OIDC_FIELD}.logoutPath", "must differ from callbackPath")
-        ok = False
-    return ok
-
-
-def _check_names(oidc: OidcAuthorizationCode, report: ResourceReport) -> bool:
-    """The client id, scopes, extra query parameters and header names."""
-    ok = True
-    if not oidc.client_id.strip():
-        report.error(f"{OIDC_FIELD}.clientId", "required: the client id at the identity provider")
-        ok = False
-    for i, scope in enumerate(oidc.scopes):
-        if not scope or any(c.isspace() for c in scope):
-            report.error(f"{OIDC_FIELD}.scopes[{i}]", f"{scope!r} is not a scope")
-            ok = False
-    for param in sorted(set(oidc.auth_endpoint_query_params) & RESERVED_AUTH_PARAMS):
-        report.error(
-            f"{OIDC_FIELD}.authEndpointQueryParams.{param}",
-            f"{param} is set by the extauth server itself (state, nonce and PKCE are built in)",
-        )
-        ok = False
-    headers = oidc.headers
-    for name, value in (
-        ("idTokenHeader", headers.id_token_header if headers else None),
-        ("accessTokenHeader", headers.access_token_header if headers else None),
-    ):
-        if value is not None and not TOKEN.match(value):
-            report.error(f"{OIDC_FIELD}.headers.{name}", f"{value!r} is not a header name")
-            ok = False
-    return ok
-
-
-def _lower(header: str | None) -> str | None:
-    return header.lower() if header else None
-
-
-def _absolute_url(url: str, field: str, report: ResourceReport) -> bool:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        report.error(field, f"{url!r} is not an absolute http(s) URL")
-        return False
-    return True
+def _check_expression(expr: str | None, names: set[str], report: ResourceReport) -> None:
+    if expr is None:
+        return
+    try:
+        tree = extauth_expr.parse(expr, names)
+    except extauth_expr.ExprError as exc:
+        report.error("spec.booleanExpr", f"{expr!r} {exc}")
+        return
+    for name in sorted(names - extauth_expr.referenced(tree)):
+        report.warning("spec.booleanExpr", f"does not name config {name}: it never runs")

@@ -25,6 +25,7 @@ from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.install import declared_upstreams
 from gw.translator.gateway.servers import Servers
+from gw.translator.gateway.settings import RoutePolicy, control_plane_options, route_policy
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
 from gw.translator.reports import Reports
@@ -148,10 +149,26 @@ class Build:
         return bool(rbac and rbac.require_rbac)
 
     @property
+    def route_policy(self) -> RoutePolicy:
+        """What the Settings say about routes (`invalidConfigPolicy`, direct destinations)."""
+        return route_policy(self.settings)
+
+    @property
     def translate_empty_gateways(self) -> bool:
         """Settings `gateway.translateEmptyGateways`: listen even with no virtual host."""
         gateway = self.settings.spec.gateway if self.settings is not None else None
-        return bool(gateway and gateway.get("translateEmptyGateways") is True)
+        return bool(gateway and gateway.translate_empty_gateways)
+
+    @property
+    def grpc_web(self) -> bool:
+        """gRPC-Web on gateways that do not say: Settings `gloo.disableGrpcWeb`, else off
+        with `gloo.removeUnusedFilters` (the established rule), else on."""
+        gloo = control_plane_options(self.settings)
+        if gloo is None:
+            return True
+        if gloo.disable_grpc_web is not None:
+            return not gloo.disable_grpc_web
+        return not gloo.remove_unused_filters
 
     def result(self, cache: StageCache) -> BuildResult:
         return BuildResult(

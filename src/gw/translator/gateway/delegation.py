@@ -2,9 +2,10 @@
 
 Delegated routes land in the root VirtualService's virtual host, in order: the tables a
 selector picks are visited by ascending `weight`; routes of tables that share a weight are
-re-sorted by path specificity so that a short prefix of one table does not hide a longer
-one of another. A child route must extend its parent's prefix and keep its header,
-query, method and case-sensitivity constraints (or inherit them with
+re-sorted by path (`sort_by_path`) so that a short prefix of one table does not hide a
+longer one of another, and the delegating resource is warned that its order was changed.
+A child route must extend its parent's prefix and keep its header, query, method and
+case-sensitivity constraints (or inherit them with
 `inheritableMatchers` / `inheritablePathMatchers`); child options are merged over the
 parent's. Findings on a table go to the table and, wrapped as
 `on sub route table <ns>.<name>: ...`, to the root VirtualService, so an error in a table
@@ -14,6 +15,7 @@ rejects the root too and its last accepted version keeps serving.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -45,6 +47,8 @@ class Parent:
     chain: tuple[ResourceKey, ...]
     #: Where the root VirtualService reports what happens below (its delegating route).
     root_field: str
+    #: The delegating routes from the root down to here (`ir.Route.delegated_by`).
+    via: tuple[ir.RouteOrigin, ...] = ()
 
 
 @dataclass(slots=True)
@@ -96,25 +100,39 @@ def delegate(
         ),
         chain=chain,
         root_field=parent.root_field if parent else f"{field}.delegateAction",
+        via=(*(parent.via if parent else ()), builder.origin(field)),
     )
     children: dict[ResourceKey, RouteBuilder] = {}
-    for table, j, child in _ordered(tables):
-        if table.key in chain:
-            cycle = " -> ".join(f"{k.namespace}.{k.name}" for k in (*chain, table.key))
-            builder.report.error(
-                f"{field}.delegateAction", f"{_INVALID}delegation cycle detected: {cycle}"
+    for group in _weight_groups(tables):
+        start, starts = len(builder.routes), len(builder.route_starts)
+        for table in group:
+            if table.key in chain:
+                cycle = " -> ".join(f"{k.namespace}.{k.name}" for k in (*chain, table.key))
+                builder.report.error(
+                    f"{field}.delegateAction", f"{_INVALID}delegation cycle detected: {cycle}"
+                )
+                continue
+            sub = children.get(table.key)
+            if sub is None:
+                report = RelayedReport(
+                    target=builder.reports.of(table.key),
+                    root=builder.root_report,
+                    root_field=below.root_field,
+                    table=f"{table.metadata.namespace}.{table.metadata.name}",
+                )
+                sub = children[table.key] = builder.for_table(table, report)
+            for j, child in enumerate(table.spec.routes):
+                sub.add(j, child, dataclasses.replace(below, chain=(*chain, table.key)))
+        if len(group) > 1:
+            sort_by_path(builder, start, starts)
+            names = ", ".join(f"{t.metadata.namespace}.{t.metadata.name}" for t in group)
+            builder.report.warning(
+                f"{field}.delegateAction",
+                f"route tables {names} have the same weight ({group[0].spec.weight}): their "
+                "routes were sorted by path (exact, then regex, then prefix paths, each in "
+                "descending order, so /a/b before /a) instead of kept in the order written; "
+                "give each table its own weight to choose the order",
             )
-            continue
-        sub = children.get(table.key)
-        if sub is None:
-            report = RelayedReport(
-                target=builder.reports.of(table.key),
-                root=builder.root_report,
-                root_field=below.root_field,
-                table=f"{table.metadata.namespace}.{table.metadata.name}",
-            )
-            sub = children[table.key] = builder.for_table(table, report)
-        sub.add(j, child, dataclasses.replace(below, chain=(*chain, table.key)))
 
 
 def _delegating_match(builder: RouteBuilder, route: Route, field: str) -> ir.RouteMatch | None:
@@ -217,26 +235,48 @@ def _targets(builder: RouteBuilder, action: DelegateAction, field: str) -> list[
     )
 
 
-def _ordered(tables: list[api.RouteTable]) -> list[tuple[api.RouteTable, int, Route]]:
-    """(table, index, route) in serving order."""
-    out: list[tuple[api.RouteTable, int, Route]] = []
+def _weight_groups(tables: list[api.RouteTable]) -> list[list[api.RouteTable]]:
+    """The tables by ascending weight (then namespace and name), those of one weight together."""
     ordered = sorted(tables, key=lambda t: (t.spec.weight, t.key))
-    for _, same_weight in itertools.groupby(ordered, key=lambda t: t.spec.weight):
-        group = list(same_weight)
-        entries = [(t, j, r) for t in group for j, r in enumerate(t.spec.routes)]
-        if len(group) > 1:
-            entries.sort(key=lambda e: _specificity(e[2]))
-        out.extend(entries)
-    return out
+    return [list(g) for _, g in itertools.groupby(ordered, key=lambda t: t.spec.weight)]
 
 
-def _specificity(route: Route) -> tuple[int, int]:
-    """Exact paths first, then regexes, then prefixes; longer before shorter."""
-    if not route.matchers:
-        return (3, 0)
-    m = route.matchers[0]
-    if m.exact is not None:
-        return (0, -len(m.exact))
-    if m.regex is not None:
-        return (1, -len(m.regex))
-    return (2, -len(m.prefix or ""))
+def sort_by_path(builder: RouteBuilder, start: int, starts: int) -> None:
+    """Re-sort the routes built since `start` (the routes of tables sharing a weight, nested
+    tables' included), source route by source route, as the established gateway does: more
+    methods first, then exact before regex before prefix paths, then the greater path string
+    first (so `/a/long` before `/a`); the sort is stable. A source route with several
+    matchers moves whole, placed by its most specific matcher. Envoy names follow position."""
+    bounds = [*builder.route_starts[starts:], len(builder.routes)]
+    units = [builder.routes[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if a < b]
+    units.sort(key=functools.cmp_to_key(_compare_units))
+    del builder.routes[start:], builder.route_starts[starts:]
+    for unit in units:
+        builder.route_starts.append(len(builder.routes))
+        for route in unit:
+            name = f"{builder.vhost_name}-route-{len(builder.routes)}"
+            builder.routes.append(dataclasses.replace(route, name=name))
+
+
+_PATH_PRIORITY = {"exact": 1, "regex": 2, "prefix": 3}
+
+
+def _before(a: ir.RouteMatch, b: ir.RouteMatch) -> bool:
+    if len(a.methods) != len(b.methods):
+        return len(a.methods) > len(b.methods)
+    if a.path_kind != b.path_kind:
+        return _PATH_PRIORITY[a.path_kind] < _PATH_PRIORITY[b.path_kind]
+    return a.path > b.path
+
+
+def _most_specific(unit: list[ir.Route]) -> ir.RouteMatch:
+    best = unit[0].match
+    for route in unit[1:]:
+        if _before(route.match, best):
+            best = route.match
+    return best
+
+
+def _compare_units(a: list[ir.Route], b: list[ir.Route]) -> int:
+    first, second = _most_specific(a), _most_specific(b)
+    return -1 if _before(first, second) else 1 if _before(second, first) else 0

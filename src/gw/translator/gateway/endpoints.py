@@ -14,7 +14,9 @@ For a service port:
   matching the service's selector, on the service's `targetPort` (a number, or the name of a
   container port);
 - an upstream `selector` keeps only addresses whose pod carries its labels. Labels the
-  service selector already demands hold for every endpoint and need no pod.
+  service selector already demands hold for every endpoint and need no pod;
+- for an upstream with subsets, each endpoint carries its pod's labels (`envoy.lb`
+  metadata), which the subset load balancer matches.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from gw.api.orch import (
 )
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.gateway.hosts import endpoint_metadata, is_ip
 from gw.translator.gateway.orch import input_error
-from gw.translator.gateway.upstreams import is_ip
+from gw.translator.gateway.subsets import LB_METADATA
 from gw.translator.reports import Reports, ResourceReport
 
 #: A candidate endpoint: address, port, and the pod behind it when known.
@@ -77,7 +80,7 @@ def service_endpoints(
             return ()
         candidates = list(_from_pods(snapshot, service, port))
     extra = {k: v for k, v in selection.selector if service.spec.selector.get(k) != v}
-    found: set[tuple[str, int]] = set()
+    found: dict[tuple[str, int], tuple[tuple[str, str], ...] | None] = {}
     for address, number, pod in candidates:
         if extra and (
             pod is None or any(pod.metadata.labels.get(k) != v for k, v in extra.items())
@@ -86,8 +89,15 @@ def service_endpoints(
         if not is_ip(address):
             _warn(report, f"Endpoints {where}: {address!r} is not an IP address; skipped")
             continue
-        found.add((address, number))
-    return tuple(ir.Endpoint(address=a, port=p) for a, p in sorted(found))
+        found[(address, number)] = _subset_labels(pod, service) if selection.labels else None
+    return tuple(ir.Endpoint(address=a, port=p, metadata=found[(a, p)]) for a, p in sorted(found))
+
+
+def _subset_labels(pod: Pod | None, service: Service) -> tuple[tuple[str, str], ...] | None:
+    """The pod's labels as subset metadata; without the Pod, the labels the service's
+    selector guarantees."""
+    labels = pod.metadata.labels if pod is not None else service.spec.selector
+    return endpoint_metadata({LB_METADATA: dict(labels)})
 
 
 def _from_endpoints(

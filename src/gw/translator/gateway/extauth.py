@@ -1,14 +1,16 @@
-"""`extauth` on virtual hosts and routes, and the Settings that name the extauth server.
+"""`extauth` on virtual hosts and routes, and the Settings that name the auth servers.
 
 - `virtualHost.options.extauth.configRef` guards the whole host; a route's own `extauth`
-  switches it off there (`disable: true`) or names another AuthConfig.
+  switches it off there (`disable: true`) or names another AuthConfig. `customAuth` sends
+  the requests to a custom server instead (Settings `extauth`, or one of `namedExtauth` by
+  `name`), with its `contextExtensions` (`extauth_servers.py`).
 - The callback and logout paths of every AuthConfig a host uses get routes of their own,
   first in the host, so that they always reach the extauth server whatever the user's
   routes do (SPEC.md: a catch-all `/` also catches them; a host whose routes miss them, or
   that switches auth off on `/`, must still complete logins).
 - Settings `extauth.extauthzServerRef` names the server's Upstream; a host that uses
-  extauth without it is rejected (fail closed). `SERVER` is this server's kind for
-  `servers.py`, which does that for every server alike.
+  extauth without it (or names a server `namedExtauth` lacks) is rejected (fail closed).
+  `SERVER` is this server's kind for `servers.py`, which does that for every server alike.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import dataclasses
 
 from gw import api
 from gw.api import ResourceKey
-from gw.api.duration import duration_ms
 from gw.api.extauth import ExtAuthExtension
+from gw.api.settings import ExtAuthSettings
 from gw.translator import ir
-from gw.translator.gateway.authconfig import config_id, flow_paths
+from gw.translator.gateway.authconfig import config_id, envoy_needs
+from gw.translator.gateway.callbacks import flow_paths
+from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
 from gw.translator.gateway.servers import ServerKind
-from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -63,11 +66,14 @@ class ExtAuthResolver:
         if extension.disable:
             return ir.ExtAuth(config_id=None)
         if extension.custom_auth is not None:
-            self.report.error(
-                f"{field}.customAuth",
-                "customAuth is not supported by this gw build: name an AuthConfig in configRef",
+            custom = extension.custom_auth
+            return ir.ExtAuth(
+                config_id=None,
+                custom=ir.CustomAuth(
+                    name=custom.name or None,
+                    context_extensions=tuple(sorted(custom.context_extensions.items())),
+                ),
             )
-            return None
         assert extension.config_ref is not None
         ref = extension.config_ref
         key = self.refs.key(api.AuthConfig, ref, self.referrer)
@@ -84,65 +90,99 @@ class ExtAuthResolver:
         return ir.ExtAuth(config_id=ident)
 
     def flow_routes(self, vhost_name: str) -> list[ir.Route]:
-        """Exact routes for the callback and logout paths of each AuthConfig this
-        VirtualService uses, each sent to the extauth server with its own config."""
+        """Routes for the callback and logout paths of each OIDC login the AuthConfigs this
+        VirtualService uses hold, each sent to the extauth server with its own config."""
         out: list[ir.Route] = []
-        owner: dict[str, str] = {}
+        owner: dict[ir.RouteMatch, str] = {}
         for ident, auth_config in sorted(self.configs.items()):
-            entry = auth_config.spec.configs[0]
-            oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
-            if oidc is None:
-                continue  # the AuthConfig is rejected, and this VirtualService with it
-            for kind, path in zip(("callback", "logout"), flow_paths(oidc), strict=True):
-                if path is None or owner.get(path) == ident:
-                    continue
-                if path in owner:
-                    self.report.error(
-                        "spec.virtualHost.options.extauth",
-                        f"AuthConfigs {owner[path]} and {ident} both use the path {path} "
-                        "on this host",
+            for entry in auth_config.spec.configs:
+                oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
+                for kind, match in flow_paths(oidc) if oidc is not None else []:
+                    if owner.get(match) == ident:
+                        continue
+                    if match in owner:
+                        self.report.error(
+                            "spec.virtualHost.options.extauth",
+                            f"AuthConfigs {owner[match]} and {ident} both use the path "
+                            f"{match.path} on this host",
+                        )
+                        continue
+                    owner[match] = ident
+                    out.append(
+                        ir.Route(
+                            name=f"{vhost_name}-extauth-{kind}-{len(out)}",
+                            match=match,
+                            action=FLOW_ROUTE_RESPONSE,
+                            extauth=ir.ExtAuth(config_id=ident),
+                        )
                     )
-                    continue
-                owner[path] = ident
-                out.append(
-                    ir.Route(
-                        name=f"{vhost_name}-extauth-{kind}-{len(out)}",
-                        match=ir.RouteMatch(path_kind="exact", path=path),
-                        action=FLOW_ROUTE_RESPONSE,
-                        extauth=ir.ExtAuth(config_id=ident),
-                    )
-                )
         return out
 
 
 def build_extauth_server(
     settings: api.Settings, refs: Refs, report: ResourceReport
 ) -> ir.ExtAuthServer | None:
-    """The server the Settings' `extauth` block names (None without one)."""
-    extauth = settings.spec.extauth
-    if extauth is None or extauth.extauthz_server_ref is None:
+    """The servers the Settings' `extauth` and `namedExtauth` name (None without either);
+    `cluster` None when only named ones are."""
+    extauth, named_settings = settings.spec.extauth, settings.spec.named_extauth
+    if (extauth is None or extauth.extauthz_server_ref is None) and not named_settings:
         return None
-    ref = extauth.extauthz_server_ref
-    key = refs.key(api.Upstream, ref, settings.key)
-    if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
-        report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
-    status = extauth.status_on_error
+    return extauth_server(extauth, named_settings, settings.key, "spec.extauth", refs, report)
+
+
+def extauth_server(
+    extauth: ExtAuthSettings | None,
+    named_settings: dict[str, ExtAuthSettings],
+    owner: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport,
+) -> ir.ExtAuthServer:
+    """How Envoy calls the servers an `extauth` block (at `field` of `owner`) and named
+    ones describe: the Settings', or a Gateway's own (`httpGateway.options.extauth`)."""
+    default = (
+        build_service(extauth, field, owner, refs, report)
+        if extauth is not None and extauth.extauthz_server_ref is not None
+        else None
+    )
+    named = build_named(named_settings, extauth, owner, refs, report)
+    status = extauth.status_on_error if extauth else None
     if status is not None and status not in _ERROR_CODES:
         report.error(
-            "spec.extauth.statusOnError",
+            f"{field}.statusOnError",
             f"invalid statusOnError code: {status} (use a 4xx or 5xx code Envoy knows)",
         )
         status = None
-    if extauth.failure_mode_allow:
+    if extauth is not None and extauth.failure_mode_allow:
         report.warning(
-            "spec.extauth.failureModeAllow",
+            f"{field}.failureModeAllow",
             "requests pass unauthenticated whenever the extauth server fails",
         )
+    body = extauth.request_body if extauth else None
+    needs = envoy_needs(refs.of_kind(api.AuthConfig))
+    targets = {
+        e.custom_auth.name or None
+        for vs in refs.of_kind(api.VirtualService)
+        for _, e in _extauth_options(vs)
+        if e.custom_auth is not None
+    }
+    headers, patterns = request_headers(needs.headers, targets, extauth, named_settings)
     return ir.ExtAuthServer(
-        cluster=cluster_name(key.name, key.namespace),
-        timeout_ms=max(1, int(duration_ms(extauth.request_timeout))),
-        failure_mode_allow=extauth.failure_mode_allow,
+        cluster=default.cluster if default else None,
+        timeout_ms=default.timeout_ms if default else 200,
+        http=default.http if default else None,
+        authority=default.authority if default else None,
+        failure_mode_allow=bool(extauth and extauth.failure_mode_allow),
         status_on_error=status,
+        max_request_bytes=(body.max_request_bytes or 4096) if body else None,
+        allow_partial_message=bool(body and body.allow_partial_message),
+        pack_as_bytes=bool(body and body.pack_as_bytes),
+        clear_route_cache=bool(extauth and extauth.clear_route_cache),
+        stat_prefix=extauth.stat_prefix if extauth else None,
+        request_headers=headers,
+        request_header_patterns=patterns,
+        metadata_namespaces=needs.metadata,
+        named=named,
     )
 
 
@@ -152,17 +192,74 @@ def attach_extauth_server(vhost: ir.VirtualHost, server: ir.ExtAuthServer | None
     return dataclasses.replace(vhost, extauth_server=server)
 
 
-def _extauth_fields(vs: api.VirtualService) -> list[str]:
-    """Fields of `vs` that send requests to the extauth server."""
+def grpc_clusters(server: ir.ExtAuthServer) -> frozenset[str]:
+    """The clusters of the servers that speak gRPC (HTTP/2 whatever their Upstream says)."""
+    services = [server.default, *(s for _, s in server.named)]
+    return frozenset(s.cluster for s in services if s is not None and s.http is None)
+
+
+def _default_server_fields(vs: api.VirtualService) -> list[str]:
+    """Fields of `vs` that send requests to Settings' `extauth` server (gw's extauth
+    server for `configRef`, or a custom one for `customAuth` without a name)."""
+    return [
+        field
+        for field, e in _extauth_options(vs)
+        if e.config_ref is not None or (e.custom_auth is not None and not e.custom_auth.name)
+    ]
+
+
+def _other_uses(
+    vs: api.VirtualService, server: ir.ExtAuthServer | None
+) -> list[tuple[str, str | None]]:
+    """Fields of `vs` that use a named server (or use the default one in a way it cannot
+    serve), each with what is wrong (None: nothing)."""
+    named = dict(server.named) if server else {}
+    out: list[tuple[str, str | None]] = []
+    for field, e in _extauth_options(vs):
+        if e.custom_auth is not None and e.custom_auth.name:
+            name = e.custom_auth.name
+            known = ", ".join(sorted(named)) or "none"
+            out.append(
+                (
+                    field,
+                    None
+                    if name in named
+                    else (
+                        f"no auth server named {name}: add it to spec.namedExtauth (named there: "
+                        f"{known})"
+                    ),
+                )
+            )
+        elif e.config_ref is not None and server is not None and server.http is not None:
+            out.append(
+                (
+                    field,
+                    "spec.extauth uses httpService: gw's extauth server, which runs "
+                    "AuthConfigs, speaks gRPC (use customAuth for an HTTP server)",
+                )
+            )
+    return out
+
+
+def _extauth_options(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:
+    """The `extauth` options of `vs` that send requests to an auth server, by field."""
     vhost = vs.spec.virtual_host
     if vhost is None:
         return []
-    out = []
-    if vhost.options and vhost.options.extauth and vhost.options.extauth.config_ref:
-        out.append("spec.virtualHost.options.extauth.configRef")
+    options = [
+        ("spec.virtualHost.options.extauth", vhost.options.extauth if vhost.options else None)
+    ]
     for i, route in enumerate(vhost.routes):
-        if route.options and route.options.extauth and route.options.extauth.config_ref:
-            out.append(f"spec.virtualHost.routes[{i}].options.extauth.configRef")
+        extension = route.options.extauth if route.options else None
+        options.append((f"spec.virtualHost.routes[{i}].options.extauth", extension))
+    out = []
+    for field, extension in options:
+        if extension is None:
+            continue
+        if extension.config_ref is not None:
+            out.append((f"{field}.configRef", extension))
+        elif extension.custom_auth is not None:
+            out.append((f"{field}.customAuth", extension))
     return out
 
 
@@ -170,6 +267,8 @@ SERVER = ServerKind(
     field=SERVER_FIELD,
     missing="no extauth server reference configured",
     build=build_extauth_server,
-    needs=_extauth_fields,
+    needs=_default_server_fields,
     attach=attach_extauth_server,
+    more=_other_uses,
+    grpc_clusters=grpc_clusters,
 )

@@ -7,7 +7,8 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
 its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
 carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
-which the built-in gateways get too) and accepts connections (`listener_options.py`).
+which the built-in gateways get too), accepts connections (`listener_options.py`) and which
+filters its own options add (`http_listener_options.py`).
 
 A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
 VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
@@ -24,11 +25,15 @@ from gw import api
 from gw.api import ResourceKey
 from gw.api.delegation import SelectorExpression
 from gw.api.gateway import DEFAULT_PROXY
-from gw.api.http_listener_options import NOT_BUILT, HttpListenerOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.gateway.access_log_sinks import collector_clusters
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.hcm import build_http_settings
+from gw.translator.gateway.http_listener_options import (
+    build_http_listener_options,
+    with_http_options,
+)
 from gw.translator.gateway.listener_options import build_listener_options
 from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
@@ -86,24 +91,27 @@ class GatewayListener:
     #: How it speaks HTTP and accepts connections (gw's defaults for the built-in ones).
     http: ir.HttpSettings = ir.HttpSettings()
     options: ir.ListenerOptions = ir.ListenerOptions()
+    plugins: ir.HttpListenerOptions = ir.HttpListenerOptions()
 
     @property
     def name(self) -> str:
         return f"listener-{self.address}-{self.port}"
 
 
-def default_gateways(options: Options) -> tuple[GatewayListener, ...]:
-    """The built-in gateways: HTTP (always listening) and HTTPS (once a TLS host exists)."""
+def default_gateways(options: Options, *, grpc_web: bool = True) -> tuple[GatewayListener, ...]:
+    """The built-in gateways: HTTP (always listening) and HTTPS (once a TLS host exists),
+    with gRPC-Web as Settings say (`grpc_web`)."""
     proxies = (options.proxy_name,)
     address = options.bind_address
+    plugins = ir.HttpListenerOptions(grpc_web=grpc_web)
     return (
         GatewayListener(
             role=HTTP, source=None, address=address, port=options.http_port, ssl=False,
-            proxies=proxies, keep_empty=True,
+            proxies=proxies, keep_empty=True, plugins=plugins,
         ),
         GatewayListener(
             role=HTTPS, source=None, address=address, port=options.https_port, ssl=True,
-            proxies=proxies,
+            proxies=proxies, plugins=plugins,
         ),
     )  # fmt: skip
 
@@ -114,20 +122,28 @@ def kebab(name: str) -> str:
 
 
 def build_gateways(
-    snapshot: Snapshot, refs: Refs, reports: Reports, *, keep_empty: bool = False
+    snapshot: Snapshot,
+    refs: Refs,
+    reports: Reports,
+    *,
+    keep_empty: bool = False,
+    grpc_web: bool = True,
 ) -> dict[ResourceKey, Contribution]:
-    """Each valid Gateway's listener (bad ones are reported and left out). Port clashes
-    between gateways are found when they are chosen (`placement.choose_gateways`)."""
+    """Each valid Gateway's listener (bad ones are reported and left out); `grpc_web` for
+    those that do not say. Port clashes between gateways are found when they are chosen
+    (`placement.choose_gateways`)."""
     out: dict[ResourceKey, Contribution] = {}
     for gateway in snapshot.of_kind(api.Gateway):
-        listener = _build(gateway, refs, reports.of(gateway.key), keep_empty)
+        listener = _build(gateway, refs, reports.of(gateway.key), keep_empty, grpc_web)
         if listener is not None:
-            out[gateway.key] = Contribution(gateways=(listener,))
+            assert listener.source is not None
+            clusters = collector_clusters(listener.options, listener.source)
+            out[gateway.key] = Contribution(gateways=(listener,), clusters=clusters)
     return out
 
 
 def _build(
-    gateway: api.Gateway, refs: Refs, report: ResourceReport, keep_empty: bool
+    gateway: api.Gateway, refs: Refs, report: ResourceReport, keep_empty: bool, grpc_web: bool
 ) -> GatewayListener | None:
     spec, meta = gateway.spec, gateway.metadata
     errors = len(report.errors)
@@ -150,14 +166,18 @@ def _build(
         if spec.tcp_gateway is None and spec.hybrid_gateway is None:
             report.error("spec", "invalid gateway: gateway must contain gatewayType")
         return None
-    _refuse_unbuilt_options(http.options, report)
     settings = build_http_settings(
         http.options.http_connection_manager_settings if http.options else None,
         refs,
         gateway.key,
         report,
     )
-    listener_options = build_listener_options(spec, report)
+    if settings is not None:
+        settings = with_http_options(settings, http.options, report)
+    plugins = build_http_listener_options(
+        http.options, refs, gateway.key, report, grpc_web=grpc_web
+    )
+    listener_options = build_listener_options(spec, refs, gateway.key, report)
     selection = _selection(gateway, refs, report)
     if len(report.errors) > errors:
         return None
@@ -173,22 +193,8 @@ def _build(
         keep_empty=keep_empty,
         http=settings or ir.HttpSettings(),
         options=listener_options or ir.ListenerOptions(),
+        plugins=plugins,
     )
-
-
-def _refuse_unbuilt_options(options: HttpListenerOptions | None, report: ResourceReport) -> None:
-    """Established `httpGateway.options` fields gw does not build yet: refused by name when
-    present at all (`grpcWeb: {}` asks for gRPC-Web with its defaults)."""
-    if options is None:
-        return
-    data = options.model_dump(by_alias=True)
-    for name in NOT_BUILT:
-        if data.get(name) is not None:
-            report.error(
-                f"spec.httpGateway.options.{name}",
-                f"httpGateway.options.{name} is not supported yet: remove it (see "
-                "docs/gateways.md for the options gw builds)",
-            )
 
 
 def _snake(field: str) -> str:

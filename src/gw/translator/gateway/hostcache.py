@@ -12,8 +12,8 @@ depends on is found from the reads, never listed per feature, so a new option th
 through `refs`, `reports`, the snapshot or the clock is covered without code here.
 
 The rest of what a build sees is the `context`: the options (but the time, which only
-matters through the clock's answers) and Settings' `requireRbac`; a change there rebuilds
-every host.
+matters through the clock's answers), Settings' `requireRbac` and what they say about
+routes (`RoutePolicy`); a change there rebuilds every host.
 
 The cache is an explicit input and output of `translate()`, never module state: the
 translator stays a pure function. `ReadIndex` (who read what) is kept up to date as the
@@ -34,6 +34,7 @@ from gw.api import Resource, ResourceKey
 from gw.snapshot import InputError, Snapshot
 from gw.translator.clock import Clock, same_answers
 from gw.translator.gateway.contribution import BuiltHost, Contribution
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.virtualhosts import build_host
 from gw.translator.options import Options
 from gw.translator.refs import Reads, Refs
@@ -119,9 +120,11 @@ class HostCache:
         return self.index
 
 
-def context_of(options: Options, require_rbac: bool) -> tuple[Any, ...]:
+def context_of(
+    options: Options, require_rbac: bool, route_policy: RoutePolicy = DEFAULT_ROUTES
+) -> tuple[Any, ...]:
     """What every host build sees besides its recorded reads."""
-    return (dataclasses.replace(options, now=None), require_rbac)
+    return (dataclasses.replace(options, now=None), require_rbac, route_policy)
 
 
 def still_valid(
@@ -173,13 +176,22 @@ def build_memo(
     refs: Refs,
     reports: Reports,
     require_rbac: bool,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
 ) -> Memo:
     """Build `vs`, recording what the build read."""
     reads = Reads()
     clock = Clock.recording(options.now)
     watched = WatchedSnapshot.of(snapshot, reads)
     built = build_host(
-        vs, watched, options, refs, reports, require_rbac=require_rbac, reads=reads, clock=clock
+        vs,
+        watched,
+        options,
+        refs,
+        reports,
+        require_rbac=require_rbac,
+        route_policy=route_policy,
+        reads=reads,
+        clock=clock,
     )
     return Memo(built=built, reads=reads, clock=tuple(clock.answers or ()))
 
@@ -191,13 +203,14 @@ def build_hosts(
     reports: Reports,
     *,
     require_rbac: bool,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
     cache: HostCache | None,
 ) -> tuple[dict[ResourceKey, Contribution], HostCache]:
     """Every VirtualService's contribution (placed on the built-in `http`/`https`
     listeners), its findings and references merged into `reports` and `refs`; and the
     cache for the next translation. Every build sees the reports as they are before any
     host is merged, so that no host's outcome depends on the order hosts are built in."""
-    context = context_of(options, require_rbac)
+    context = context_of(options, require_rbac, route_policy)
     reusable = cache.reusable(context) if cache is not None else {}
     listings = Listings(snapshot)
     same_errors = cache is not None and cache.errors == snapshot.errors
@@ -208,7 +221,7 @@ def build_hosts(
         if memo is None or not still_valid(
             memo, vs, snapshot, listings, before, same_errors, options.now
         ):
-            memo = build_memo(vs, snapshot, options, refs, before, require_rbac)
+            memo = build_memo(vs, snapshot, options, refs, before, require_rbac, route_policy)
         memos[vs.key] = memo
     out: dict[ResourceKey, Contribution] = {}
     for key, memo in memos.items():

@@ -98,7 +98,8 @@ def fingerprint(build: Build) -> tuple[Any, ...]:
     None in it when the build has several proxies (not repeated incrementally)."""
     options = dataclasses.replace(build.options, now=None)
     proxies = {p for g in build.gateways for p in g.proxies} - {options.proxy_name}
-    return (options, build.require_rbac, build.servers, build.gateways, not proxies)
+    rules = (build.require_rbac, build.route_policy)
+    return (options, rules, build.servers, build.gateways, not proxies)
 
 
 def _changed(cache: StageCache, given: Snapshot, build: Build) -> frozenset[ResourceKey] | None:
@@ -198,7 +199,13 @@ class _Update:
                 memo, vs, build.snapshot, listings, before, same_errors, now
             ):
                 self.memos[key] = build_memo(
-                    vs, build.snapshot, build.options, build.refs, before, build.require_rbac
+                    vs,
+                    build.snapshot,
+                    build.options,
+                    build.refs,
+                    before,
+                    build.require_rbac,
+                    build.route_policy,
                 )
                 self.rebuilt.add(key)
         return candidates
@@ -354,7 +361,13 @@ class _Update:
         extras |= {k for k in touched if k.kind == VS and _extra(accepted.get(k))}
         holders = {k: accepted[k] for k in self.others | extras if k in accepted}
         build.whole, _ = assemble(
-            holders, build.fresh, build.servers, build.snapshot, build.options, build.reports
+            holders,
+            build.fresh,
+            build.servers,
+            build.snapshot,
+            build.options,
+            build.reports,
+            build.gateways,
         )
         return frozenset(extras)
 

@@ -1,4 +1,6 @@
-"""`virtualHost.options.jwt` → `ir.JwtVerification`: checked providers, keys as JWKS.
+"""One JWT check (`jwt`, a stage of `jwtStaged` or of a route's `jwtProvidersStaged`) →
+`ir.JwtVerification`: checked providers, keys as JWKS. Which check applies where (stages,
+routes) is `jwt_stages.py`.
 
 Everything Envoy would refuse, and everything that would leave a host open, is a finding
 naming the field: a provider without an issuer or a key source, a key that does not parse,
@@ -13,6 +15,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from gw import api
+from gw.api import ResourceKey
 from gw.api.duration import duration_ms
 from gw.api.jwt import JwtProvider, RemoteJwks, TokenSource, VhostJwt
 from gw.translator import ir
@@ -21,38 +24,46 @@ from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
-FIELD = "spec.virtualHost.options.jwt"
 DEFAULT_CLOCK_SKEW_SECONDS = 60
 DEFAULT_CACHE_DURATION_MS = 300_000
 #: RFC 9110 `token`: what a header name may be made of.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
-def provider_name(vhost_name: str, provider: str) -> str:
-    """The provider's name in Envoy, unique on a listener; its verified payload is stored
+def provider_name(prefix: str, provider: str) -> str:
+    """The provider's name in Envoy, unique on a listener: `<virtual host>_<provider>` for a
+    host's, with the route's tag inserted for a route's own. Its verified payload is stored
     under this key, which is where RBAC principals read claims."""
-    return f"{vhost_name}_{provider}"
+    return f"{prefix}_{provider}"
 
 
 def build_jwt(
     options: VhostJwt,
     *,
-    vs: api.VirtualService,
-    vhost_name: str,
+    field: str,
+    prefix: str,
+    referrer: ResourceKey,
     refs: Refs,
     report: ResourceReport,
 ) -> ir.JwtVerification | None:
-    """The virtual host's JWT check, or None when a finding makes it unusable."""
+    """One JWT check (at `field`; providers named `<prefix>_<name>`), or None when a
+    finding makes it unusable."""
     if not options.providers:
         report.error(
-            f"{FIELD}.providers",
+            f"{field}.providers",
             "jwt needs at least one provider; remove the jwt option to serve without tokens",
         )
         return None
     errors_before = len(report.errors)
     providers = [
         _provider(
-            name, options.providers[name], vs=vs, vhost_name=vhost_name, refs=refs, report=report
+            name,
+            options.providers[name],
+            field=field,
+            prefix=prefix,
+            referrer=referrer,
+            refs=refs,
+            report=report,
         )
         for name in sorted(options.providers)
     ]
@@ -80,28 +91,29 @@ def _provider(
     name: str,
     provider: JwtProvider,
     *,
-    vs: api.VirtualService,
-    vhost_name: str,
+    field: str,
+    prefix: str,
+    referrer: ResourceKey,
     refs: Refs,
     report: ResourceReport,
 ) -> ir.JwtProvider:
-    field = f"{FIELD}.providers.{name}"
+    providers_field, field = f"{field}.providers", f"{field}.providers.{name}"
     if not name.strip():
-        report.error(f"{FIELD}.providers", "a provider needs a non-empty name")
+        report.error(providers_field, "a provider needs a non-empty name")
     issuer = (provider.issuer or "").strip()
     if not issuer:
         report.error(
             f"{field}.issuer",
             "issuer is required: the value the token's iss claim must equal",
         )
-    local, remote = _key_source(provider, field=field, vs=vs, refs=refs, report=report)
+    local, remote = _key_source(provider, field=field, referrer=referrer, refs=refs, report=report)
     headers, params = _token_source(provider.token_source, f"{field}.tokenSource", report)
     claims = _claims_to_headers(provider, field, report)
     for i, audience in enumerate(provider.audiences):
         if not audience.strip():
             report.error(f"{field}.audiences[{i}]", "an audience cannot be empty")
     return ir.JwtProvider(
-        name=provider_name(vhost_name, name),
+        name=provider_name(prefix, name),
         issuer=issuer,
         audiences=tuple(provider.audiences),
         local_jwks=local,
@@ -123,7 +135,7 @@ def _key_source(
     provider: JwtProvider,
     *,
     field: str,
-    vs: api.VirtualService,
+    referrer: ResourceKey,
     refs: Refs,
     report: ResourceReport,
 ) -> tuple[str | None, ir.RemoteJwks | None]:
@@ -141,14 +153,17 @@ def _key_source(
             report.error(f"{field}.jwks.local.key", f"failed to parse the local key: {exc}")
             return None, None
     assert jwks.remote is not None
-    return None, _remote(jwks.remote, field=f"{field}.jwks.remote", vs=vs, refs=refs, report=report)
+    remote = _remote(
+        jwks.remote, field=f"{field}.jwks.remote", referrer=referrer, refs=refs, report=report
+    )
+    return None, remote
 
 
 def _remote(
     remote: RemoteJwks,
     *,
     field: str,
-    vs: api.VirtualService,
+    referrer: ResourceKey,
     refs: Refs,
     report: ResourceReport,
 ) -> ir.RemoteJwks | None:
@@ -171,8 +186,8 @@ def _remote(
         )
         return None
     ref_field = f"{field}.upstreamRef"
-    key = refs.key(api.Upstream, remote.upstream_ref, vs.key)
-    found = refs.resolve(api.Upstream, remote.upstream_ref, referrer=vs.key, field=ref_field)
+    key = refs.key(api.Upstream, remote.upstream_ref, referrer)
+    found = refs.resolve(api.Upstream, remote.upstream_ref, referrer=referrer, field=ref_field)
     if found is None and not refs.exists(key):
         report.error(
             ref_field,

@@ -2,9 +2,10 @@
 → `ir.ListenerOptions`: how the listener accepts connections.
 
 Built: `socketOptions`, `perConnectionBufferLimitBytes`, `proxyProtocol` (and the deprecated
-`useProxyProto: true`, which means `proxyProtocol: {}`), `connectionBalanceConfig`, and the
-established `connectionLimit` of `httpGateway.options`. Access logs, `extensions` and
-`tcpStats` are refused by name: they are not built yet.
+`useProxyProto: true`, which means `proxyProtocol: {}`), `connectionBalanceConfig`, the access
+logs (`access_log.py`), and the established `connectionLimit` and `networkLocalRatelimit` of
+`httpGateway.options`, and `tcpStats`. `extensions` is refused by name: gw has no extension
+plugins.
 """
 
 from __future__ import annotations
@@ -12,27 +13,24 @@ from __future__ import annotations
 import base64
 import binascii
 
+from gw.api import ResourceKey
 from gw.api.gateway import GatewaySpec
 from gw.api.listener_options import ConnectionLimit, ListenerOptions, ProxyProtocol, SocketOption
 from gw.translator import ir
+from gw.translator.gateway.access_log import build_access_logs
 from gw.translator.gateway.hcm import checked_ms
+from gw.translator.gateway.local_ratelimit import build_connection_ratelimit
+from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
 FIELD = "spec.options"
 #: Established fields not built yet: (attribute, manifest name, why).
-_NOT_BUILT = (
-    ("access_logging_service", "accessLoggingService", "access logs are not built yet"),
-    (
-        "listener_access_logging_service",
-        "listenerAccessLoggingService",
-        "access logs are not built yet",
-    ),
-    ("extensions", "extensions", "gw has no extension plugins"),
-    ("tcp_stats", "tcpStats", "TCP statistics of connections are not built yet"),
-)
+_NOT_BUILT = (("extensions", "extensions", "gw has no extension plugins"),)
 
 
-def build_listener_options(spec: GatewaySpec, report: ResourceReport) -> ir.ListenerOptions | None:
+def build_listener_options(
+    spec: GatewaySpec, refs: Refs, owner: ResourceKey, report: ResourceReport
+) -> ir.ListenerOptions | None:
     """The listener's connection options, or None after reporting errors."""
     errors = len(report.errors)
     options = spec.options or ListenerOptions()
@@ -50,12 +48,24 @@ def build_listener_options(spec: GatewaySpec, report: ResourceReport) -> ir.List
     http = spec.http_gateway.options if spec.http_gateway else None
     limit = http.connection_limit if http else None
     balance = options.connection_balance_config
+    logs = {
+        name: build_access_logs(getattr(options, name), f"{FIELD}.{camel}", refs, owner, report)
+        for name, camel in (
+            ("access_logging_service", "accessLoggingService"),
+            ("listener_access_logging_service", "listenerAccessLoggingService"),
+        )
+    }
+    bucket = http.network_local_ratelimit if http else None
     built = ir.ListenerOptions(
         socket_options=tuple(socket_options),
         per_connection_buffer_limit_bytes=options.per_connection_buffer_limit_bytes,
         proxy_protocol=_proxy_protocol(proxy_protocol, report) if proxy_protocol else None,
         connection_limit=_connection_limit(limit, report) if limit else None,
         exact_balance=bool(balance and balance.exact_balance is not None),
+        access_logs=logs["access_logging_service"],
+        listener_access_logs=logs["listener_access_logging_service"],
+        connection_ratelimit=build_connection_ratelimit(bucket, report) if bucket else None,
+        tcp_stats=bool(options.tcp_stats),
     )
     return built if len(report.errors) == errors else None
 

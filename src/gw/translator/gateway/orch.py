@@ -79,12 +79,25 @@ def resolve_service_destination(
     referrer: ResourceKey,
     field: str,
     report: ResourceReport,
+    enabled: bool = True,
 ) -> ir.WeightedCluster | None:
-    """The cluster of a route's `orch` destination (weight 1), or None after an error."""
+    """The cluster of a route's `orch` destination (weight 1), or None after an error.
+    Not `enabled` (Settings `gloo.disableKubernetesDestinations`), there are no in-memory
+    upstreams: the destination is not found, as in the established gateway."""
     port = _destination_port(dest, field, report)
     if port is None:
         return None
     ref = ResourceRef(name=dest.ref.name, namespace=dest.ref.namespace)
+    if not enabled:
+        key = refs.key(Service, ref, referrer)
+        upstream = service_destination_name(key.namespace, key.name, port)
+        report.warning(
+            f"{field}.ref",
+            f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
+            f"{{ {key.namespace}.{upstream} }} not found; Settings gloo."
+            "disableKubernetesDestinations is true: route to an Upstream instead",
+        )
+        return ir.WeightedCluster(cluster=envoy_cluster_name(upstream, key.namespace))
     service = refs.resolve(Service, ref, referrer=referrer, field=f"{field}.ref")
     key = refs.key(Service, ref, referrer)
     upstream = service_destination_name(key.namespace, key.name, port)

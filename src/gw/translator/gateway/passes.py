@@ -27,6 +27,7 @@ from gw.translator.gateway import (
     install,
     placement,
     ratelimit,
+    settings,
     tls,
     virtualhosts,
 )
@@ -104,6 +105,14 @@ def read_settings(build: Build) -> None:
     )
 
 
+def check_settings(build: Build) -> None:
+    """The user's Settings: a warning per field gw does not act on (`settings.py`)."""
+    if build.settings_key is not None:
+        user = build.snapshot.resources.get(build.settings_key)
+        if isinstance(user, api.Settings):
+            settings.check_settings(user, build.reports.of(build.settings_key))
+
+
 def resolve_server_refs(build: Build) -> None:
     build.servers = resolve_servers(
         SERVERS, build.settings, build.settings_key, build.refs, build.reports
@@ -113,14 +122,24 @@ def resolve_server_refs(build: Build) -> None:
 def build_gateway_listeners(build: Build) -> None:
     build.built.update(
         gateways.build_gateways(
-            build.snapshot, build.refs, build.reports, keep_empty=build.translate_empty_gateways
+            build.snapshot,
+            build.refs,
+            build.reports,
+            keep_empty=build.translate_empty_gateways,
+            grpc_web=build.grpc_web,
         )
     )
 
 
 def choose_gateways(build: Build) -> None:
     build.gateways = placement.choose_gateways(
-        build.snapshot, build.broken, build.built, build.previous, build.reports, build.options
+        build.snapshot,
+        build.broken,
+        build.built,
+        build.previous,
+        build.reports,
+        build.options,
+        grpc_web=build.grpc_web,
     )
 
 
@@ -130,8 +149,12 @@ def build_upstream_clusters(build: Build) -> None:
 
 def build_server_configs(build: Build) -> None:
     """What the extauth and rate-limit servers are served: AuthConfigs, RateLimitConfigs."""
-    build.built.update(build_auth_configs(build.snapshot, build.refs, build.reports))
-    build.built.update(build_rate_limit_configs(build.snapshot, build.reports))
+    build.built.update(
+        build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
+    )
+    build.built.update(
+        build_rate_limit_configs(build.snapshot, build.reports, build.settings, build.settings_key)
+    )
 
 
 def check_shared_options(build: Build) -> None:
@@ -151,6 +174,7 @@ def build_virtual_services(build: Build) -> None:
         build.refs,
         build.reports,
         require_rbac=build.require_rbac,
+        route_policy=build.route_policy,
         cache=build.cache,
     )
 
@@ -206,7 +230,13 @@ def choose(build: Build) -> None:
 
 def assemble_proxy(build: Build) -> None:
     build.whole, build.by_role = assemble(
-        build.accepted, build.fresh, build.servers, build.snapshot, build.options, build.reports
+        build.accepted,
+        build.fresh,
+        build.servers,
+        build.snapshot,
+        build.options,
+        build.reports,
+        build.gateways,
     )
 
 
@@ -223,6 +253,7 @@ def split_proxies(build: Build) -> None:
 GLOBAL_PASSES: tuple[Pass, ...] = (
     report_input_errors,  # manifests that do not parse: their resources are rejected
     read_settings,  # the Settings read: the user's over the install's
+    check_settings,  # a warning per Settings field gw does not act on
     resolve_server_refs,  # the extauth and rate-limit servers the Settings name
     build_gateway_listeners,  # Gateways → listeners
     choose_gateways,  # each as built or as last accepted; port clashes

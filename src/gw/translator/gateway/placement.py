@@ -31,14 +31,17 @@ def choose_gateways(
     previous: Mapping[ResourceKey, Contribution],
     reports: Reports,
     options: Options,
+    *,
+    grpc_web: bool = True,
 ) -> tuple[GatewayListener, ...]:
     """The listeners served: each Gateway as built, or as last accepted when rejected; the
-    built-in ones when there is no Gateway at all. A fresh gateway whose port a rejected
-    one's last accepted version still holds is rejected in turn (that one keeps it)."""
+    built-in ones (with gRPC-Web as `grpc_web` says) when there is no Gateway at all. A
+    fresh gateway whose port a rejected one's last accepted version still holds is rejected
+    in turn (that one keeps it)."""
     keys = {g.key for g in snapshot.of_kind(api.Gateway)}
     keys |= {k for k in broken if k.kind == api.Gateway.KIND}
     if not keys:
-        return default_gateways(options)
+        return default_gateways(options, grpc_web=grpc_web)
     _check_ports(built, reports, {}, options.namespace)
     chosen: dict[ResourceKey, Contribution] = {}
     fallback: dict[ResourceKey, Contribution] = {}
@@ -103,7 +106,7 @@ def place_virtual_hosts(
     """Each VirtualService's virtual host on every listener that selects it. The built-in
     gateways select everything by TLS-ness, which is how `virtualhosts.py` already placed
     them (roles `http`/`https`): then nothing changes."""
-    if gateways == default_gateways(options):
+    if all(g.source is None for g in gateways):  # the built-in ones
         return dict(hosts)
     out: dict[ResourceKey, Contribution] = {}
     for key, contribution in hosts.items():

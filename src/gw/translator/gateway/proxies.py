@@ -43,6 +43,7 @@ def assemble(
     snapshot: Snapshot,
     options: Options,
     reports: Reports,
+    gateways: tuple[GatewayListener, ...] = (),
 ) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
     """Every cluster, secret and config of the chosen contributions (as one Proxy without
     listeners, named as the default proxy), and the virtual hosts by the listener role
@@ -65,7 +66,7 @@ def assemble(
             secrets.setdefault(secret.name, secret)
         auth_configs.extend(contribution.auth_configs)
         rate_limit_configs.extend(contribution.rate_limit_configs)
-    grpc = servers.clusters()
+    grpc = servers.clusters() | _gateway_servers(gateways)
     served = []
     for name in sorted(clusters):
         cluster = with_endpoints(clusters[name], snapshot, reports)
@@ -81,6 +82,18 @@ def assemble(
         rate_limit_configs=tuple(sorted(rate_limit_configs, key=lambda c: c.config_id)),
     )
     return whole, by_role
+
+
+def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:
+    """The clusters of the servers Gateways name for their own listeners (gRPC too)."""
+    out = set()
+    for g in gateways:
+        extauth, limits = g.plugins.extauth_server, g.plugins.ratelimit_server
+        if extauth is not None and extauth.cluster is not None:
+            out.add(extauth.cluster)
+        if limits is not None and limits.cluster is not None:
+            out.add(limits.cluster)
+    return frozenset(out)
 
 
 def build_proxies(
@@ -137,6 +150,7 @@ def _listeners(
                     gateway=g.source,
                     http=g.http,
                     options=g.options,
+                    plugins=g.plugins,
                 )
             )
     return tuple(out)

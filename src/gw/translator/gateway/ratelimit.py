@@ -1,40 +1,67 @@
 """Rate limits on virtual hosts and routes, and the Settings that name the rate-limit server.
 
-- `options.rateLimitConfigs.refs` (host or route) name RateLimitConfigs whose actions Envoy
-  runs; the descriptors go to the rate-limit server, which counts them in Redis.
-- `options.localRatelimit` is a token bucket in each Envoy; no server involved.
-- A route's limits replace its host's (each kind on its own: a route with only a local
-  limit keeps the host's global ones), as Envoy's most specific per-route config wins.
+- Three places, each set by RateLimitConfig refs or inline actions (one or the other, as in
+  the established API): `rateLimitConfigs` / `ratelimit` (checked where Settings
+  `rateLimitBeforeAuth` says), `rateLimitEarlyConfigs` / `ratelimitEarly` (before
+  authentication), `rateLimitRegularConfigs` / `ratelimitRegular` (after authorization).
+  Inline actions are matched against Settings `ratelimit`; refs against their configs.
+- `ratelimitBasic`: per-user and per-address limits (`ratelimit_basic.py`).
+- A local token bucket (no server involved): `localRatelimit`, or the `localRatelimit` of
+  one of the inline places (the established API's spelling); one per host or route.
+- A route's limits replace its host's (each place on its own: a route with only a local
+  limit keeps the host's global ones), as Envoy's most specific per-route config wins;
+  a route's inline `includeVhRateLimits: true` adds the host's of that place.
 - Settings `ratelimitServer.ratelimitServerRef` names the server's Upstream; a host that
-  uses RateLimitConfigs without it is rejected (fail closed: no silent "unlimited").
+  uses the server without it is rejected (fail closed: no silent "unlimited").
   `SERVER` is this server's kind for `servers.py`, which does that for every server alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from gw import api
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
-from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs
+from gw.api.ratelimit import LocalRateLimit, RateLimitConfigRefs, RateLimitServerSettings
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
-from gw.translator.gateway.ratelimitconfig import compile_config
+from gw.translator.gateway.ratelimit_basic import build_basic
+from gw.translator.gateway.ratelimitconfig import compile_actions, compile_config
 from gw.translator.gateway.servers import ServerKind
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
+from gw.wire.ratelimit import SETTINGS_CONFIG
 
 SERVER_FIELD = "spec.ratelimitServer.ratelimitServerRef"
+#: Settings `extauth.userIdHeader` when unset (the established install's value).
+DEFAULT_USER_ID_HEADER = "x-user-id"
 #: Envoy refuses a token bucket that refills faster than this.
 MIN_FILL_INTERVAL_MS = 50
-#: The options naming RateLimitConfigs: (model attribute, manifest field).
-_CONFIG_FIELDS = (
-    ("rate_limit_configs", "rateLimitConfigs"),
-    ("rate_limit_early_configs", "rateLimitEarlyConfigs"),
-    ("rate_limit_regular_configs", "rateLimitRegularConfigs"),
+#: The places of global limits: (refs attribute, refs field, inline attribute, inline
+#: field, where they go in the IR).
+Place = Literal["policies", "early", "regular"]
+_PLACES: tuple[tuple[str, str, str, str, Place], ...] = (
+    ("rate_limit_configs", "rateLimitConfigs", "ratelimit", "ratelimit", "policies"),
+    (
+        "rate_limit_early_configs",
+        "rateLimitEarlyConfigs",
+        "ratelimit_early",
+        "ratelimitEarly",
+        "early",
+    ),
+    (
+        "rate_limit_regular_configs",
+        "rateLimitRegularConfigs",
+        "ratelimit_regular",
+        "ratelimitRegular",
+        "regular",
+    ),
 )
+#: Every option that may hold a local token bucket: (model attribute, manifest field).
+_INLINE = tuple((inline, field) for _, _, inline, field, _ in _PLACES)
 
 
 class RateLimitResolver:
@@ -49,24 +76,57 @@ class RateLimitResolver:
         self, options: VirtualHostOptions | RouteOptions, field: str
     ) -> ir.RateLimits | None:
         """The limits an options block asks for (None: none; the host's apply)."""
-        if options.local_ratelimit is None and not any(
-            getattr(options, attr) for attr, _ in _CONFIG_FIELDS
-        ):
-            return None
-        policies = {
-            attr: self._refs(getattr(options, attr), f"{field}.{name}")
-            for attr, name in _CONFIG_FIELDS
-        }
-        local = options.local_ratelimit
-        built_local = _local(local, f"{field}.localRatelimit", self.report) if local else None
-        if not any(policies.values()) and built_local is None:
+        places: dict[Place, tuple[ir.Policy, ...]] = {}
+        include: list[Place] = []
+        for refs_attr, refs_name, inline_attr, inline_name, place in _PLACES:
+            configs, inline = getattr(options, refs_attr), getattr(options, inline_attr)
+            if configs is not None and inline is not None:
+                self.report.error(
+                    f"{field}.{inline_name}",
+                    f"set one of {inline_name} and {refs_name}, not both",
+                )
+            elif inline is not None:
+                where = f"{field}.{inline_name}.rateLimits"
+                places[place] = compile_actions(
+                    inline.rate_limits, SETTINGS_CONFIG, where, self.report
+                )
+                if getattr(inline, "include_vh_rate_limits", False):
+                    include.append(place)
+            else:
+                places[place] = self._refs(configs, f"{field}.{refs_name}")
+        local = self._local(options, field)
+        basic = build_basic(options.ratelimit_basic, self.referrer, field, self.report)
+        if not any(places.values()) and local is None and basic is None:
             return None
         return ir.RateLimits(
-            policies=policies["rate_limit_configs"],
-            early=policies["rate_limit_early_configs"],
-            regular=policies["rate_limit_regular_configs"],
-            local=built_local,
+            policies=places.get("policies", ()),
+            early=places.get("early", ()),
+            regular=places.get("regular", ()),
+            local=local,
+            basic=basic,
+            include_host=tuple(include),
         )
+
+    def _local(
+        self, options: VirtualHostOptions | RouteOptions, field: str
+    ) -> ir.LocalLimit | None:
+        buckets = [("localRatelimit", options.local_ratelimit)] + [
+            (f"{name}.localRatelimit", getattr(options, attr).local_ratelimit)
+            for attr, name in _INLINE
+            if getattr(options, attr) is not None
+        ]
+        set_ = [(name, bucket) for name, bucket in buckets if bucket is not None]
+        if len(set_) > 1:
+            self.report.error(
+                f"{field}.{set_[1][0]}",
+                f"one local rate limit per {_level(options)}: {set_[0][0]} is set already",
+            )
+            return None
+        if not set_:
+            return None
+        name, bucket = set_[0]
+        assert bucket is not None
+        return local_limit(bucket, f"{field}.{name}", self.report)
 
     def _refs(self, configs: RateLimitConfigRefs | None, field: str) -> tuple[ir.Policy, ...]:
         if configs is None:
@@ -88,7 +148,11 @@ class RateLimitResolver:
         return built[1] if built is not None else ()
 
 
-def _local(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
+def _level(options: VirtualHostOptions | RouteOptions) -> str:
+    return "route" if isinstance(options, RouteOptions) else "virtual host"
+
+
+def local_limit(local: LocalRateLimit, field: str, report: ResourceReport) -> ir.LocalLimit | None:
     ok = True
     if local.max_tokens < 1:
         report.error(f"{field}.maxTokens", "must be at least 1 (the bucket's size)")
@@ -120,18 +184,35 @@ def build_ratelimit_server(
     server = settings.spec.ratelimit_server
     if server is None:
         return None
-    if server.grpc_service is not None:
-        report.error(
-            "spec.ratelimitServer.grpcService",
-            "grpcService is not supported by this gw build: name the server's Upstream "
-            "in ratelimitServerRef",
-        )
+    return ratelimit_server(
+        server,
+        settings.key,
+        "spec.ratelimitServer",
+        refs,
+        report,
+        user_id_header=_user_id_header(settings),
+    )
+
+
+def ratelimit_server(
+    server: RateLimitServerSettings,
+    owner: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport,
+    *,
+    user_id_header: str = DEFAULT_USER_ID_HEADER,
+) -> ir.RateLimitServer:
+    """How Envoy calls the server a `ratelimitServer` block (at `field` of `owner`)
+    describes: the Settings' or a Gateway's own (`user_id_header`: Settings
+    `extauth.userIdHeader`, what `ratelimitBasic` counts users by)."""
     cluster = None
     ref = server.ratelimit_server_ref
     if ref is not None:
-        key = refs.key(api.Upstream, ref, settings.key)
-        if refs.resolve(api.Upstream, ref, referrer=settings.key, field=SERVER_FIELD) is None:
-            report.error(SERVER_FIELD, f"Upstream {key.namespace}.{key.name} not found")
+        where = f"{field}.ratelimitServerRef"
+        key = refs.key(api.Upstream, ref, owner)
+        if refs.resolve(api.Upstream, ref, referrer=owner, field=where) is None:
+            report.error(where, f"Upstream {key.namespace}.{key.name} not found")
         cluster = cluster_name(key.name, key.namespace)
     return ir.RateLimitServer(
         cluster=cluster,
@@ -139,7 +220,15 @@ def build_ratelimit_server(
         deny_on_fail=server.deny_on_fail,
         x_ratelimit_headers=server.enable_x_ratelimit_headers,
         before_auth=server.rate_limit_before_auth,
+        user_id_header=user_id_header,
+        authority=server.grpc_service.authority if server.grpc_service else "",
     )
+
+
+def _user_id_header(settings: api.Settings) -> str:
+    extauth = settings.spec.extauth
+    header = extauth.user_id_header if extauth is not None else None
+    return (header or DEFAULT_USER_ID_HEADER).lower()
 
 
 def attach_ratelimit_server(
@@ -167,9 +256,26 @@ def _global_fields(vs: api.VirtualService) -> list[str]:
         f"{where}.{name}"
         for where, options in blocks
         if options is not None
-        for attr, name in _CONFIG_FIELDS
-        if (refs := getattr(options, attr)) is not None and refs.refs
+        for name in _server_fields(options)
     ]
+
+
+def _server_fields(options: VirtualHostOptions | RouteOptions) -> list[str]:
+    """The fields of one options block that send requests to the rate-limit server."""
+    out = [
+        refs_name
+        for refs_attr, refs_name, _, _, _ in _PLACES
+        if (refs := getattr(options, refs_attr)) is not None and refs.refs
+    ]
+    out += [
+        f"{name}.rateLimits"
+        for attr, name in _INLINE
+        if (inline := getattr(options, attr)) is not None and inline.rate_limits
+    ]
+    basic = options.ratelimit_basic
+    if basic is not None and (basic.authorized_limits or basic.anonymous_limits):
+        out.append("ratelimitBasic")
+    return out
 
 
 def _limited(vhost: ir.VirtualHost) -> bool:

@@ -1,12 +1,14 @@
-"""RateLimitConfigs → the descriptor trees the rate-limit server counts against, and the
-descriptor actions Envoy runs on the hosts and routes that reference them.
+"""RateLimitConfigs and Settings `ratelimit` → the descriptor trees and set rules the
+rate-limit server counts against, and the descriptor actions Envoy runs (`compile_actions`,
+also for the inline `rateLimits` of hosts and routes, `ratelimit.py`).
 
-Each config's actions get a first entry `gw.rlc = <namespace>.<name>` and its descriptors
-are served under that entry: two configs never share a counter. Everything Envoy or the
-server would refuse is a status here, naming the field; fields of the established API that
-this build does not act on (`setDescriptors`, `setActions`, `limit`, `type`,
-`sourceCluster`, `metadata`, `rangeMatch`) are refused rather than ignored, so that no one
-believes a limit is enforced when it is not.
+Each config's actions get a first entry `gw.rlc = <id>` (`gw.rlc.set = <id>` for
+`setActions`) and its descriptors are served under that id: two configs never share a
+counter. Inline actions are matched against Settings `ratelimit` (id `gw:settings`).
+Everything Envoy or the server would refuse is a status here, naming the field; fields of
+the established API that this build does not act on (`limit`, `type`, `sourceCluster`,
+`metadata`, `rangeMatch`) are refused rather than ignored, so that no one believes a limit
+is enforced when it is not.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from collections.abc import Sequence
 
 from gw import api
 from gw.api import ResourceKey
-from gw.api.ratelimit import Action, Descriptor, HeaderMatcher, RateLimitActions
+from gw.api.ratelimit import Action, HeaderMatcher, RateLimitActions
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.gateway import ratelimit_descriptors as trees
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import Reports, ResourceReport
@@ -52,14 +55,35 @@ def config_id(key: ResourceKey) -> str:
 
 
 def build_rate_limit_configs(
-    snapshot: Snapshot, reports: Reports
+    snapshot: Snapshot,
+    reports: Reports,
+    settings: api.Settings | None = None,
+    settings_key: ResourceKey | None = None,
 ) -> dict[ResourceKey, Contribution]:
+    """Every RateLimitConfig's server config, and that of Settings `ratelimit` (a
+    contribution of the Settings: while they are rejected, their last accepted one)."""
     out: dict[ResourceKey, Contribution] = {}
     for rlc in snapshot.of_kind(api.RateLimitConfig):
         report = reports.of(rlc.key)
         built = compile_config(rlc, report)
         if built is not None and not report.errors:
             out[rlc.key] = Contribution(rate_limit_configs=(built[0],))
+    service = settings.spec.ratelimit if settings is not None else None
+    if service is not None and settings_key is not None:
+        report = reports.of(settings_key)
+        config = ratelimit.RateLimitConfig(
+            config_id=ratelimit.SETTINGS_CONFIG,
+            namespace=settings_key.namespace,
+            name=settings_key.name,
+            descriptors=trees.descriptors(
+                service.descriptors, "spec.ratelimit.descriptors", report
+            ),
+            set_descriptors=trees.set_descriptors(
+                service.set_descriptors, "spec.ratelimit.setDescriptors", report
+            ),
+        )
+        if not report.errors:
+            out[settings_key] = Contribution(rate_limit_configs=(config,))
     return out
 
 
@@ -70,27 +94,16 @@ def compile_config(
     errors (all of them reported)."""
     raw = rlc.spec.raw
     errors = len(report.errors)
-    if raw.set_descriptors is not None:
-        report.error(
-            f"{_RAW}.setDescriptors",
-            "setDescriptors is not supported by this gw build: write nested descriptors",
-        )
-    descriptors = _descriptors(raw.descriptors, f"{_RAW}.descriptors", report)
+    descriptors = trees.descriptors(raw.descriptors, f"{_RAW}.descriptors", report)
+    set_descriptors = trees.set_descriptors(raw.set_descriptors, f"{_RAW}.setDescriptors", report)
     ident = config_id(rlc.key)
-    first = ir.Action(
-        kind="generic_key", descriptor_key=ratelimit.CONFIG_KEY, descriptor_value=ident
-    )
-    policies = []
-    for i, entry in enumerate(raw.rate_limits):
-        actions = _actions(entry, f"{_RAW}.rateLimits[{i}]", report)
-        if actions:
-            policies.append(ir.Policy(actions=(first, *actions)))
+    policies = compile_actions(raw.rate_limits, ident, f"{_RAW}.rateLimits", report)
     if not raw.rate_limits:
         report.warning(
             f"{_RAW}.rateLimits",
             "no rateLimits: requests produce no descriptors, so nothing is limited",
         )
-    elif not raw.descriptors:
+    elif not raw.descriptors and not raw.set_descriptors:
         report.warning(f"{_RAW}.descriptors", "no descriptors: no request is ever limited")
     if len(report.errors) > errors:
         return None
@@ -99,58 +112,44 @@ def compile_config(
         namespace=rlc.metadata.namespace,
         name=rlc.metadata.name,
         descriptors=descriptors,
+        set_descriptors=set_descriptors,
     )
-    return config, tuple(policies)
+    return config, policies
 
 
-def _descriptors(
-    nodes: Sequence[Descriptor], field: str, report: ResourceReport
-) -> tuple[ratelimit.Descriptor, ...]:
-    out = []
-    seen: set[tuple[str, str | None]] = set()
-    for i, node in enumerate(nodes):
+def compile_actions(
+    entries: Sequence[RateLimitActions], ident: str, field: str, report: ResourceReport
+) -> tuple[ir.Policy, ...]:
+    """Envoy's descriptor actions for `entries` (at `field`), matched against the config
+    `ident`: each entry's `actions` make one descriptor (first entry `gw.rlc = ident`), its
+    `setActions` another (first entry `gw.rlc.set = ident`)."""
+    policies = []
+    for i, entry in enumerate(entries):
         where = f"{field}[{i}]"
-        if not node.key:
-            report.error(f"{where}.key", "a descriptor needs a key")
-            continue
-        if (node.key, node.value) in seen:
-            shown = node.key if node.value is None else f"{node.key}={node.value}"
-            report.error(where, f"descriptor {shown} is listed twice at this level")
-            continue
-        seen.add((node.key, node.value))
-        limit = None
-        if node.rate_limit is not None:
-            limit = ratelimit.Limit(
-                unit=node.rate_limit.unit, requests_per_unit=node.rate_limit.requests_per_unit
-            )
-        out.append(
-            ratelimit.Descriptor(
-                key=node.key,
-                value=node.value,
-                limit=limit,
-                descriptors=_descriptors(node.descriptors, f"{where}.descriptors", report),
-                weight=node.weight,
-                always_apply=node.always_apply,
-            )
-        )
-    return tuple(out)
+        for name, value in (("limit", entry.limit), ("type", entry.type)):
+            if value is not None:
+                report.error(f"{where}.{name}", f"{name} is not supported by this gw build")
+        if not entry.actions and not entry.set_actions:
+            report.error(f"{where}.actions", "a rate limit needs at least one action")
+        for key, actions, name in (
+            (ratelimit.CONFIG_KEY, entry.actions, "actions"),
+            (ratelimit.SET_CONFIG_KEY, entry.set_actions, "setActions"),
+        ):
+            built = _actions(actions, f"{where}.{name}", report)
+            if built:
+                first = ir.Action(kind="generic_key", descriptor_key=key, descriptor_value=ident)
+                policies.append(ir.Policy(actions=(first, *built)))
+    return tuple(policies)
 
 
-def _actions(entry: RateLimitActions, field: str, report: ResourceReport) -> list[ir.Action]:
-    for name, value in (("setActions", entry.set_actions), ("limit", entry.limit)):
-        if value is not None:
-            report.error(f"{field}.{name}", f"{name} is not supported by this gw build")
-    if entry.type is not None:
-        report.error(f"{field}.type", "type is not supported by this gw build")
-    if not entry.actions:
-        report.error(f"{field}.actions", "a rate limit needs at least one action")
-        return []
+def _actions(actions: Sequence[Action], field: str, report: ResourceReport) -> list[ir.Action]:
+    """The entries of one descriptor; none when one of them is wrong (all reported)."""
     out = []
-    for i, action in enumerate(entry.actions):
-        built = _action(action, f"{field}.actions[{i}]", report)
+    for i, action in enumerate(actions):
+        built = _action(action, f"{field}[{i}]", report)
         if built is not None:
             out.append(built)
-    return out if len(out) == len(entry.actions) else []
+    return out if len(out) == len(actions) else []
 
 
 def _action(action: Action, field: str, report: ResourceReport) -> ir.Action | None:

@@ -93,7 +93,7 @@ def _principal(
         report.error(
             field,
             "claims come from a verified JWT, but this virtual host has no jwt providers; "
-            "set spec.virtualHost.options.jwt.providers",
+            "set spec.virtualHost.options.jwtStaged (or jwt) providers",
         )
     keys = tuple(sorted(providers.values()))
     if principal.provider is not None:
@@ -103,8 +103,8 @@ def _principal(
             known = ", ".join(sorted(providers))
             report.error(
                 f"{field}.provider",
-                f"no provider {principal.provider!r} in spec.virtualHost.options.jwt.providers "
-                f"(there are: {known})",
+                f"no provider {principal.provider!r} among the JWT providers of the virtual "
+                f"host and route (there are: {known})",
             )
     if not principal.claims:
         report.error(

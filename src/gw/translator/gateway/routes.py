@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
 
 from gw import api
 from gw.api import ResourceRef
@@ -18,14 +17,20 @@ from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.invalid_routes import build_or_replace
+from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
+from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
+from gw.translator.gateway.oneof import own_choices
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.gateway.transform import inherit as inherit_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
@@ -60,7 +65,8 @@ class RouteBuilder:
         refs: Refs,
         reports: Reports,
         *,
-        jwt_providers: Mapping[str, str] | None = None,
+        jwt: HostJwt | None = None,
+        policy: RoutePolicy = DEFAULT_ROUTES,
     ):
         self.vs = vs
         self.vhost_name = vhost_name
@@ -70,9 +76,14 @@ class RouteBuilder:
         #: The resource whose routes are being built, and where they are in it.
         self.owner = vs.key
         self.prefix = "spec.virtualHost.routes"
-        #: The virtual host's JWT provider names → IR names (route RBAC reads their claims).
-        self.jwt_providers = jwt_providers or {}
+        #: The virtual host's JWT checks and provider names (route RBAC reads their claims).
+        self.jwt = jwt or HostJwt()
+        #: What the Settings say about routes (`settings.RoutePolicy`).
+        self.policy = policy
         self.routes: list[ir.Route] = []
+        #: Where each route of the source (one per matcher) begins in `routes`: tables that
+        #: share a weight are re-sorted route by route (`delegation.py`).
+        self.route_starts: list[int] = []
         self.extauth = ExtAuthResolver(refs, vs.key, self.report)
         self.ratelimit = RateLimitResolver(refs, vs.key, self.report)
         #: The virtual host's transformations (what `inheritTransformation` appends).
@@ -88,6 +99,15 @@ class RouteBuilder:
         return child
 
     def add(self, index: int, route: Route, parent: Parent | None = None) -> None:
+        """Build the routes of `route` (and of the tables it delegates to); with Settings
+        `invalidConfigPolicy.replaceInvalidRoutes`, one gw cannot build answers the policy's
+        response instead (`invalid_routes.py`)."""
+        if self.policy.invalid_route is not None and route.delegate_action is None:
+            build_or_replace(self, index, route, parent, self.policy.invalid_route)
+        else:
+            self.build(index, route, parent)
+
+    def build(self, index: int, route: Route, parent: Parent | None = None) -> None:
         field = f"{self.prefix}[{index}]"
         own = merge_option_refs(
             route.options,
@@ -100,6 +120,7 @@ class RouteBuilder:
             report=self.report,
         )
         options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
+        options = own_choices(own, options)
         if own and own.prefix_rewrite and route.route_action is None and not route.delegate_action:
             self.report.error(
                 f"{field}.options.prefixRewrite",
@@ -121,14 +142,15 @@ class RouteBuilder:
         headers = build_header_manipulation(
             options.header_manipulation, f"{where}.headerManipulation", self.report
         )
-        jwt_disabled, rbac = self._security(options, where)
+        jwt, rbac = self._security(options, where)
         extauth = None
         if options.extauth is not None:
             extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
-        for match in self._matches(route, field, parent):
+        self.route_starts.append(len(self.routes))
+        for match, where in self.route_matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -138,12 +160,14 @@ class RouteBuilder:
                     action=action,
                     transformations=transformations,
                     headers=headers,
-                    jwt_disabled=jwt_disabled,
+                    jwt=jwt,
                     rbac=rbac,
                     extauth=extauth,
                     retries=retries,
                     cors=cors,
                     ratelimit=ratelimit,
+                    source=self.origin(where),
+                    delegated_by=parent.via if parent else (),
                 )
             )
 
@@ -167,9 +191,19 @@ class RouteBuilder:
             build_transformations(above.staged_transformations, above.transformations, "", scratch),
         )
 
-    def _matches(self, route: Route, field: str, parent: Parent | None) -> list[ir.RouteMatch]:
+    def origin(self, field: str) -> ir.RouteOrigin:
+        """`field` of the resource whose routes are being built."""
+        owner = self.owner
+        source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
+        return ir.RouteOrigin(resource=source, field=field)
+
+    def route_matches(
+        self, route: Route, field: str, parent: Parent | None
+    ) -> list[tuple[ir.RouteMatch, str]]:
+        """Each match of the route and the field it comes from (the route itself when it has
+        no matchers)."""
         if parent is not None and not route.matchers:
-            return [parent.match]  # a delegated route without matchers takes its parent's
+            return [(parent.match, field)]  # a delegated route without matchers takes its parent's
         out = []
         for m_index, matcher in enumerate(route.matchers or _CATCH_ALL):
             where = f"{field}.matchers[{m_index}]"
@@ -177,22 +211,28 @@ class RouteBuilder:
             if match is not None and parent is not None:
                 match = inherit(match, parent, where, self.report)
             if match is not None:
-                out.append(match)
+                out.append((match, where if route.matchers else field))
         return out
 
-    def _security(self, options: RouteOptions, field: str) -> tuple[bool, ir.Rbac | None]:
-        """`jwt.disable` and the route's own RBAC (None: the virtual host's applies)."""
-        jwt_disabled = options.jwt is not None and options.jwt.disable
-        if jwt_disabled and not self.jwt_providers:
-            self.report.warning(
-                f"{field}.jwt.disable", "no effect: the virtual host verifies no JWT"
-            )
-        if options.rbac is None:
-            return jwt_disabled, None
-        rbac = build_rbac(
-            options.rbac, field=f"{field}.rbac", providers=self.jwt_providers, report=self.report
+    def _security(
+        self, options: RouteOptions, field: str
+    ) -> tuple[ir.RouteJwt | None, ir.Rbac | None]:
+        """The route's JWT per stage and its own RBAC (None: the virtual host's applies)."""
+        jwt, providers = build_route_jwt(
+            options,
+            field=field,
+            host=self.jwt,
+            tag=f"{self.vhost_name}_route{len(self.routes)}",
+            referrer=self.owner,
+            refs=self.refs,
+            report=self.report,
         )
-        return jwt_disabled, rbac
+        if options.rbac is None:
+            return jwt, None
+        rbac = build_rbac(
+            options.rbac, field=f"{field}.rbac", providers=providers, report=self.report
+        )
+        return jwt, rbac
 
     # --- matching -------------------------------------------------------------------------
 
@@ -242,6 +282,9 @@ class RouteBuilder:
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
             auto_host_rewrite=bool(options.auto_host_rewrite),
+            hash_policies=build_hash_policies(
+                options.lb_hash, f"{field}.options.lbHash", self.report
+            ),
         )
 
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
@@ -303,22 +346,24 @@ class RouteBuilder:
         if (dest.upstream is None) == (dest.orch is None):
             self.report.error(field, "a destination needs exactly one of upstream or orch")
             return None
+        refs, report = self.refs, self.report
         if dest.orch is not None:
-            return resolve_service_destination(
+            target = resolve_service_destination(
                 dest.orch,
-                refs=self.refs,
+                refs=refs,
                 referrer=self.owner,
                 field=f"{field}.orch",
-                report=self.report,
+                report=report,
+                enabled=self.policy.orch_destinations,
             )
+            return refine_destination(target, None, dest, refs=refs, field=field, report=report)
         assert dest.upstream is not None
-        key = self.refs.key(api.Upstream, dest.upstream, self.owner)
-        found = self.refs.resolve(
-            api.Upstream, dest.upstream, referrer=self.owner, field=f"{field}.upstream"
-        )
+        ref, where = dest.upstream, f"{field}.upstream"
+        key = refs.key(api.Upstream, ref, self.owner)
+        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
         cluster = cluster_name(key.name, key.namespace)
         if (reserved := reserved_cluster_problem(cluster)) is not None:
-            self.report.error(f"{field}.upstream", reserved)
+            self.report.error(where, reserved)
             return None
         if found is None and not self.refs.exists(key):
             self.report.warning(
@@ -326,4 +371,5 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        return ir.WeightedCluster(cluster=cluster)
+        target = ir.WeightedCluster(cluster=cluster)
+        return refine_destination(target, found, dest, refs=refs, field=field, report=report)

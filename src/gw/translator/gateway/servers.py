@@ -53,6 +53,14 @@ class ServerKind(Generic[S]):
     needs: Callable[[api.VirtualService], list[str]]
     #: The host pointed at the server, when it uses it (the same object otherwise).
     attach: Callable[[ir.VirtualHost, S | None], ir.VirtualHost]
+    #: Further fields of a VirtualService that use the kind's servers in their own way (the
+    #: extauth kind's named servers), each with what is wrong (None: nothing, tied to the
+    #: Settings like `needs`' fields).
+    more: Callable[[api.VirtualService, S | None], list[tuple[str, str | None]]] = (
+        lambda vs, server: []
+    )
+    #: The clusters of the server that speak gRPC (None: its `cluster`).
+    grpc_clusters: Callable[[S], frozenset[str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +88,13 @@ class Servers:
 
     def clusters(self) -> frozenset[str]:
         """The clusters of the servers: they speak gRPC, so HTTP/2 whatever the Upstream says."""
-        return frozenset(
-            r.server.cluster for r in self.resolved if r.server is not None and r.server.cluster
-        )
+        out: set[str] = set()
+        for r in self.resolved:
+            if r.server is not None and r.kind.grpc_clusters is not None:
+                out |= r.kind.grpc_clusters(r.server)
+            elif r.server is not None and r.server.cluster:
+                out.add(r.server.cluster)
+        return frozenset(out)
 
 
 def resolve_servers(
@@ -126,10 +138,14 @@ def check_server_use(
     )
     for vs in virtual_services:  # each one's findings and references together
         for r in servers.resolved:
-            for field in r.kind.needs(vs):
-                if r.server is None or r.server.cluster is None:
-                    message = f"{r.kind.missing}: set {r.kind.field} in {where}"
-                    reports.of(vs.key).error(field, message)
+            missing = f"{r.kind.missing}: set {r.kind.field} in {where}"
+            uses = [
+                (field, missing if r.server is None or r.server.cluster is None else None)
+                for field in r.kind.needs(vs)
+            ]
+            for field, problem in [*uses, *r.kind.more(vs, r.server)]:
+                if problem is not None:
+                    reports.of(vs.key).error(field, problem)
                 elif settings is not None:
                     refs.link(vs.key, field, settings)
                 else:

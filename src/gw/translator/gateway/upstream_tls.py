@@ -12,7 +12,8 @@ Envoy NACK the clusters:
 
 Without any CA the upstream's certificate is not verified, as in the established gateway.
 A static upstream uses TLS without `sslConfig` when `useTls` is true, or when it is unset
-and a host is on port 443; its SNI is then the first host's `sniAddr` or host name.
+and a host is on port 443. Its SNI is `sslConfig.sni`, else each host's own: its `sniAddr`,
+else its host name (`autoSniRewrite`, on unless set to false).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import replace
 
 from gw import api
 from gw.api.tls import SslParameters, UpstreamSslConfig
-from gw.api.upstream import StaticSpec
+from gw.api.upstream import StaticHost, StaticSpec
 from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.gateway.secrets import resolve_tls_secret
@@ -78,6 +79,12 @@ def build_upstream_tls(
         )
     errors = len(report.errors)
     field = "spec.sslConfig"
+    if ssl.sds is not None:
+        report.error(
+            f"{field}.sds",
+            "sds is not supported in gw: it needs a separate SDS server; gw sends key material "
+            "over its own xDS stream: use secretRef",
+        )
     tls = ir.UpstreamTls(
         sni=ssl.sni or (_static_sni(spec.static) if spec.static is not None else None),
         verify_subject_alt_names=tuple(ssl.verify_subject_alt_name),
@@ -183,12 +190,17 @@ def _static_wants_tls(static: StaticSpec) -> bool:
 
 
 def _static_sni(static: StaticSpec) -> str | None:
-    """The first host's `sniAddr`, else its address when that is a host name."""
-    if not static.hosts:
-        return None
-    host = static.hosts[0]
+    """The first host's SNI (`host_sni`)."""
+    return host_sni(static, static.hosts[0]) if static.hosts else None
+
+
+def host_sni(static: StaticSpec, host: StaticHost) -> str | None:
+    """A static host's own SNI: its `sniAddr`, else (unless `autoSniRewrite: false`) its
+    address when that is a host name."""
     if host.sni_addr:
         return host.sni_addr
+    if static.auto_sni_rewrite is False:
+        return None
     addr = host.addr.strip()
     try:
         ipaddress.ip_address(addr)

@@ -14,6 +14,7 @@ from gw import api
 from gw.api import ResourceKey, ResourceRef
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
+from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
@@ -92,9 +93,10 @@ def _destination(
         report.error(field, f"{number}: a destination needs exactly one of upstream or orch")
         return None
     if dest.orch is not None:
-        return resolve_service_destination(
+        target = resolve_service_destination(
             dest.orch, refs=refs, referrer=group.key, field=f"{field}.orch", report=report
         )
+        return refine_destination(target, None, dest, refs=refs, field=field, report=report)
     assert dest.upstream is not None
     key = refs.key(api.Upstream, dest.upstream, group.key)
     found = refs.resolve(api.Upstream, dest.upstream, referrer=group.key, field=f"{field}.upstream")
@@ -104,4 +106,5 @@ def _destination(
             f"{number}: upstream not found: list did not find upstream {key.namespace}.{key.name}",
         )
         return None
-    return ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+    target = ir.WeightedCluster(cluster=cluster_name(key.name, key.namespace))
+    return refine_destination(target, found, dest, refs=refs, field=field, report=report)

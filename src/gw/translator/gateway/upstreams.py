@@ -2,27 +2,62 @@
 
 A static upstream with IP hosts becomes a STATIC cluster; with any host name, Envoy
 resolves the names itself (STRICT_DNS). An `orch` upstream becomes an EDS cluster selecting
-a service port (`orch.py`; endpoints from `endpoints.py`). TLS to the upstream comes from
-`upstream_tls.py`. Cluster names are `<upstream>_<namespace>`.
+a service port (`orch.py`; endpoints from `endpoints.py`); a `pipe` upstream a STATIC
+cluster on a Unix socket; an `aws` upstream a cluster to the region's Lambda endpoint
+(`aws.py`). TLS to the upstream comes from `upstream_tls.py`, and each option from its own
+module: `loadbalancer`, `healthcheck`, `outlier`, `circuitbreakers`, `connection`,
+`subsets`, `failover`, `functions` (service specs). Cluster names are `<upstream>_<namespace>`.
+
+Kinds and fields that need what stock Envoy (or this machine) does not have are refused by
+name, with what they would need, so that no field is accepted and then ignored.
 """
 
 from __future__ import annotations
 
-import ipaddress
+from dataclasses import replace
 from typing import Literal
 
 from gw.api import ResourceKey, Upstream
-from gw.api.duration import duration_ms
+from gw.api.tls import UpstreamSslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.envoy.names import reserved_cluster_problem
+from gw.translator.gateway.aws import check_aws_upstream
+from gw.translator.gateway.circuitbreakers import build_circuit_breakers
+from gw.translator.gateway.connection import with_connection, with_dns
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.failover import build_failover
+from gw.translator.gateway.functions import service_spec_wants_http2
+from gw.translator.gateway.healthcheck import build_health_checks
+from gw.translator.gateway.hosts import checked_address, endpoint_metadata, is_ip
+from gw.translator.gateway.loadbalancer import build_load_balancer
 from gw.translator.gateway.orch import build_orch_selection
-from gw.translator.gateway.upstream_tls import build_upstream_tls
+from gw.translator.gateway.outlier import build_outlier_detection
+from gw.translator.gateway.subsets import build_subsets, subset_spec_of
+from gw.translator.gateway.upstream_tls import build_upstream_tls, host_sni
 from gw.translator.options import Options
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
+
+__all__ = ["build_cluster", "build_upstreams", "cluster_name", "is_ip"]
+
+#: Upstream kinds gw refuses, with what they need.
+REFUSED_KINDS = {
+    "awsEc2": "it needs EC2 instance discovery through the AWS API, which stock Envoy does "
+    "not do; list the instances as static hosts instead",
+    "azure": "it needs Azure Functions keys from a publish profile and function discovery; "
+    "route to the function app as a static upstream on port 443 instead",
+    "consul": "it needs a Consul catalog client to discover the service's instances; list "
+    "them as static hosts instead",
+    "gcp": "it needs an ID token from the GCP metadata server on every request (Envoy's "
+    "gcp_authn filter and a cluster to the metadata server), which gw does not configure; "
+    "route to the service as a static upstream on port 443 with hostRewrite instead",
+    "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
+    "provider APIs)",
+}
+#: What an upstream without `sslConfig` has.
+NO_SSL_CONFIG = UpstreamSslConfig()
 
 
 def cluster_name(name: str, namespace: str) -> str:
@@ -51,36 +86,188 @@ def build_cluster(
     if (reserved := reserved_cluster_problem(cluster_name(meta.name, meta.namespace))) is not None:
         report.error("metadata.name", reserved)
         return None
-    kinds = [k for k in ("static", "orch") if getattr(spec, k) is not None]
+    kinds = [
+        name
+        for name, value in (
+            ("static", spec.static),
+            ("orch", spec.orch),
+            ("pipe", spec.pipe),
+            ("aws", spec.aws),
+            ("awsEc2", spec.aws_ec2),
+            ("azure", spec.azure),
+            ("consul", spec.consul),
+            ("gcp", spec.gcp),
+            ("ai", spec.ai),
+        )
+        if value is not None
+    ]
     if len(kinds) != 1:
-        found = " and ".join(kinds) if kinds else "neither"
-        report.error("spec", f"an Upstream needs exactly one of static or orch (found {found})")
+        found = " and ".join(kinds) if kinds else "none"
+        report.error(
+            "spec", f"an Upstream needs exactly one of static, orch, pipe or aws (found {found})"
+        )
         return None
+    if kinds[0] in REFUSED_KINDS:
+        report.error(f"spec.{kinds[0]}", f"not supported in gw: {REFUSED_KINDS[kinds[0]]}")
+        return None
+    _refuse_unsupported_fields(upstream, report)
+    grpc = service_spec_wants_http2(upstream, report)
     tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, clock=Clock(options.now))
+    cluster = _located(upstream, refs, report)
+    if cluster is None:
+        return None
+    if spec.aws is not None and tls is None:
+        tls = ir.UpstreamTls(sni=cluster.endpoints[0].address)  # Lambda is HTTPS only
+    cluster = _with_host_names(replace(cluster, tls=tls), upstream)
+    cluster = with_connection(cluster, spec, report, http2=grpc)
+    cluster = _with_health(cluster, upstream, report)
+    cluster = with_dns(cluster, spec, report)
+    return cluster, secrets
+
+
+def _with_host_names(cluster: ir.Cluster, upstream: Upstream) -> ir.Cluster:
+    """Static hosts whose TLS server names differ each get theirs (`autoSniRewrite`,
+    `sniAddr`); `sslConfig.sni` is one name for all."""
+    static = upstream.spec.static
+    if cluster.tls is None or static is None or (upstream.spec.ssl_config or NO_SSL_CONFIG).sni:
+        return cluster
+    names = [host_sni(static, host) for host in static.hosts]
+    if len(set(names)) < 2 or len(names) != len(cluster.endpoints):
+        return cluster
+    endpoints = (replace(e, sni=n) for e, n in zip(cluster.endpoints, names, strict=True))
+    return replace(cluster, endpoints=tuple(endpoints))
+
+
+def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Cluster | None:
+    """The cluster with where its endpoints are (before any option applies)."""
+    spec = upstream.spec
+    meta = upstream.metadata
     service: ir.ServiceSelection | None = None
     endpoints: tuple[ir.Endpoint, ...] = ()
     discovery: Literal["static", "dns", "eds"] = "eds"
+    subsets = build_subsets(subset_spec_of(upstream), _subset_field(upstream), report)
     if spec.orch is not None:
         service = build_orch_selection(upstream, spec.orch, refs=refs, report=report)
         if service is None:
             return None
+        if subsets is not None:
+            service = replace(service, labels=True)
+    elif spec.pipe is not None:
+        if not spec.pipe.path.startswith("/"):
+            report.error("spec.pipe.path", "the Unix socket path must be absolute (/run/app.sock)")
+            return None
+        endpoints = (ir.Endpoint(address=spec.pipe.path, port=0, pipe=True),)
+        discovery = "static"
+    elif spec.aws is not None:
+        endpoints = check_aws_upstream(upstream, refs, report)
+        if not endpoints:
+            return None
+        discovery = "dns"
     else:
         endpoints = _static_endpoints(upstream, report)
         if not endpoints:
             return None
         discovery = "static" if all(is_ip(e.address) for e in endpoints) else "dns"
-    timeout = spec.connection_config.connect_timeout if spec.connection_config else None
-    cluster = ir.Cluster(
+    return ir.Cluster(
         name=cluster_name(meta.name, meta.namespace),
         source=ir.SourceRef(kind=Upstream.KIND, namespace=meta.namespace, name=meta.name),
         discovery=discovery,
         endpoints=endpoints,
-        connect_timeout_ms=int(duration_ms(timeout)) if timeout else 5000,
-        http2=bool(spec.use_http2),
         service=service,
-        tls=tls,
+        subsets=subsets,
+        aws_lambda=True if spec.aws is not None else None,
     )
-    return cluster, secrets
+
+
+def _with_health(cluster: ir.Cluster, upstream: Upstream, report: ResourceReport) -> ir.Cluster:
+    """Load balancing, health checking, circuit breakers and failover."""
+    spec = upstream.spec
+    checks = build_health_checks(spec.health_checks, "spec.healthChecks", report)
+    for i, check in enumerate(checks):
+        if check.grpc is not None and not (cluster.http2 or cluster.use_downstream_protocol):
+            report.error(
+                f"spec.healthChecks[{i}].grpcHealthCheck",
+                "gRPC health checks need the upstream to speak HTTP/2: set useHttp2: true",
+            )
+    outlier = build_outlier_detection(spec.outlier_detection, "spec.outlierDetection", report)
+    failover, factor = build_failover(
+        spec.failover, "spec.failover", report, checked=bool(checks or outlier)
+    )
+    discovery = cluster.discovery
+    if any(not is_ip(e.address) for e in failover):
+        if discovery == "eds":
+            report.error(
+                "spec.failover",
+                "failover endpoints of an orch upstream must be IP addresses: Envoy does not "
+                "resolve the names of endpoints the control plane sends",
+            )
+        discovery = "dns" if discovery == "static" else discovery
+    balancer = build_load_balancer(spec.load_balancer_config, "spec.loadBalancerConfig", report)
+    hashing = bool(balancer and balancer.use_hostname_for_hashing)
+    if hashing and discovery != "dns":
+        report.error(
+            "spec.loadBalancerConfig.useHostnameForHashing",
+            "Envoy hashes by host name only when it resolves the hosts' names: give the "
+            "static hosts as names, or leave useHostnameForHashing unset",
+        )
+    if spec.static is not None and (checks or hashing):
+        # As the established gateway does: a host's name is its hash key, and the Host of
+        # its HTTP health checks unless the first check sets one.
+        host = next((c.http.host for c in checks[:1] if c.http is not None and c.http.host), None)
+        cluster = replace(
+            cluster,
+            endpoints=tuple(
+                replace(
+                    e,
+                    hostname=e.address if hashing else None,
+                    health_check_hostname=(host or e.address) if checks else None,
+                )
+                for e in cluster.endpoints
+            ),
+        )
+    return replace(
+        cluster,
+        discovery=discovery,
+        load_balancer=balancer,
+        health_checks=checks or None,
+        outlier_detection=outlier,
+        circuit_breakers=build_circuit_breakers(spec.circuit_breakers),
+        failover=failover or None,
+        overprovisioning_factor=factor,
+    )
+
+
+def _refuse_unsupported_fields(upstream: Upstream, report: ResourceReport) -> None:
+    spec = upstream.spec
+    tunnel = (
+        ("httpProxyHostname", spec.http_proxy_hostname),
+        ("httpConnectSslConfig", spec.http_connect_ssl_config),
+        ("httpConnectHeaders", spec.http_connect_headers or None),
+    )
+    for name, value in tunnel:
+        if value is not None:
+            report.error(
+                f"spec.{name}",
+                f"{name} is not supported in gw: tunnelling to the upstream through an HTTP "
+                "CONNECT proxy needs Envoy internal listeners, which gw's proxies do not run",
+            )
+    if spec.disable_istio_auto_mtls is not None:
+        report.warning(
+            "spec.disableIstioAutoMtls",
+            "no effect: gw never sets up Istio automatic mutual TLS for upstreams",
+        )
+    for i, host in enumerate(spec.static.hosts if spec.static else ()):
+        if host.health_check_config is not None:
+            report.error(
+                f"spec.static.hosts[{i}].healthCheckConfig",
+                "a health check path or method per host is not supported in gw: it needs the "
+                "enterprise advanced HTTP health checker; use healthChecks[].httpHealthCheck, "
+                "which applies to every host",
+            )
+
+
+def _subset_field(upstream: Upstream) -> str:
+    return "spec.orch.subsetSpec" if upstream.spec.orch is not None else "spec.static.subsetSpec"
 
 
 def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.Endpoint, ...]:
@@ -91,39 +278,14 @@ def _static_endpoints(upstream: Upstream, report: ResourceReport) -> tuple[ir.En
         return ()
     endpoints = []
     for i, host in enumerate(hosts):
-        field = f"spec.static.hosts[{i}]"
-        addr = host.addr.strip()
-        if not addr:
-            report.error(f"{field}.addr", "addr cannot be empty for host")
-            continue
-        if not is_ip(addr) and not _is_hostname(addr):
-            report.error(f"{field}.addr", f"{addr!r} is neither an IP address nor a host name")
-            continue
-        if not 1 <= host.port <= 65535:
-            report.error(f"{field}.port", f"port {host.port} is not between 1 and 65535")
-            continue
-        endpoints.append(
-            ir.Endpoint(address=addr, port=host.port, weight=host.load_balancing_weight)
-        )
+        addr = checked_address(host.addr, host.port, f"spec.static.hosts[{i}]", report)
+        if addr is not None:
+            endpoints.append(
+                ir.Endpoint(
+                    address=addr,
+                    port=host.port,
+                    weight=host.load_balancing_weight,
+                    metadata=endpoint_metadata(host.metadata),
+                )
+            )
     return tuple(endpoints)
-
-
-def is_ip(addr: str) -> bool:
-    try:
-        ipaddress.ip_address(addr)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_hostname(addr: str) -> bool:
-    if len(addr) > 253:
-        return False
-    labels = addr.rstrip(".").split(".")
-    return all(
-        0 < len(label) <= 63
-        and label[0] != "-"
-        and label[-1] != "-"
-        and all(c.isalnum() or c in "-_" for c in label)
-        for label in labels
-    )

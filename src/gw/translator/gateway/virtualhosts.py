@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Iterable
 
 from gw import api
 from gw.api import ResourceKey
@@ -15,11 +16,13 @@ from gw.translator.gateway.contribution import BuiltHost, Contribution, Listener
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
-from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
+from gw.translator.gateway.ratelimit_basic import basic_configs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
+from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
@@ -43,18 +46,22 @@ def build_host(
     reports: Reports,
     *,
     require_rbac: bool = False,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
     reads: Reads | None = None,
     clock: Clock | None = None,
 ) -> BuiltHost:
     """One VirtualService's contribution, with its findings and the references it resolved
     handed back as values: `refs` and `reports` are only read (whether a resource it uses
     is rejected). `require_rbac` (Settings `rbac.requireRbac`): a host without policies
-    denies all. With `reads` (and a recording `clock`), what the build looked at is
-    recorded (`hostcache.py` reuses the result while that is unchanged)."""
+    denies all; `route_policy`: what the Settings say about routes. With `reads` (and a
+    recording `clock`), what the build looked at is recorded (`hostcache.py` reuses the
+    result while that is unchanged)."""
     scoped_refs = refs.scope(reads)
     scoped = reports.scope(reads.states if reads is not None else None)
     clock = clock or Clock(options.now)
-    contribution = _contribution(vs, snapshot, options, scoped_refs, scoped, require_rbac, clock)
+    contribution = _contribution(
+        vs, snapshot, options, scoped_refs, scoped, (require_rbac, route_policy), clock
+    )
     return BuiltHost(
         vs=vs,
         contribution=contribution,
@@ -69,23 +76,39 @@ def _contribution(
     options: Options,
     refs: Refs,
     reports: Reports,
-    require_rbac: bool,
+    rules: tuple[bool, RoutePolicy],
     clock: Clock,
 ) -> Contribution | None:
-    """The host on the built-in listener it belongs to: `http`, or `https` with its TLS."""
-    built = build_virtual_host(vs, refs, reports, require_rbac=require_rbac)
+    """The host on the built-in listener it belongs to: `http`, or `https` with its TLS
+    (`rules`: Settings' `requireRbac` and route policy)."""
+    require_rbac, route_policy = rules
+    built = build_virtual_host(
+        vs, refs, reports, require_rbac=require_rbac, route_policy=route_policy
+    )
     if built is None:
         return None
+    if options.route_stats:
+        built = with_route_stats(built)
     if vs.spec.ssl_config is None:
         served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
-        return Contribution(virtual_hosts=((HTTP, served),))
+        return Contribution(
+            virtual_hosts=((HTTP, served),), rate_limit_configs=basic_configs(built)
+        )
     tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), clock)
     if tls is None:
         return None
     termination, secret = tls
     domains = with_ports(built.domains, options.https_port)
     vhost = dataclasses.replace(built, domains=domains, tls=termination)
-    return Contribution(virtual_hosts=((HTTPS, vhost),), secrets=(secret,))
+    return Contribution(
+        virtual_hosts=((HTTPS, vhost),), secrets=(secret,), rate_limit_configs=basic_configs(built)
+    )
+
+
+def with_route_stats(vhost: ir.VirtualHost) -> ir.VirtualHost:
+    """Statistics of its own for each route, under the route's name."""
+    routes = tuple(dataclasses.replace(r, stat_prefix=r.name) for r in vhost.routes)
+    return dataclasses.replace(vhost, routes=routes)
 
 
 def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
@@ -108,7 +131,12 @@ def with_ports(domains: tuple[str, ...], port: int) -> tuple[str, ...]:
 
 
 def build_virtual_host(
-    vs: api.VirtualService, refs: Refs, reports: Reports, *, require_rbac: bool = False
+    vs: api.VirtualService,
+    refs: Refs,
+    reports: Reports,
+    *,
+    require_rbac: bool = False,
+    route_policy: RoutePolicy = DEFAULT_ROUTES,
 ) -> ir.VirtualHost | None:
     report = reports.of(vs.key)
     spec = vs.spec
@@ -135,8 +163,8 @@ def build_virtual_host(
         )
         or _NO_OPTIONS
     )
-    jwt, rbac, providers = _security(options, vs, name, refs, report, require_rbac)
-    routes = RouteBuilder(vs, name, refs, reports, jwt_providers=providers)
+    jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
+    routes = RouteBuilder(vs, name, refs, reports, jwt=jwt, policy=route_policy)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
@@ -146,6 +174,7 @@ def build_virtual_host(
     routes.vhost_transformations = transformations
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
+    _check_jwt_steps(routes.extauth.configs.values(), jwt, report)
     if not vhost.routes:
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
@@ -160,13 +189,33 @@ def build_virtual_host(
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
         ),
-        jwt=jwt,
+        jwt=jwt.after,
+        jwt_before_extauth=jwt.before,
         rbac=rbac,
         extauth=extauth,
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
         cors=build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False),
         ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
     )
+
+
+def _check_jwt_steps(
+    configs: Iterable[api.AuthConfig], jwt: HostJwt, report: ResourceReport
+) -> None:
+    """An AuthConfig's `jwt` step reads the tokens Envoy verified before the extauth call:
+    with the host's JWT checks after it (`jwt`, `jwtStaged.afterExtAuth`), it never sees
+    one, so say where the checks belong."""
+    if jwt.before is not None:
+        return
+    for config in configs:
+        if any(step.jwt is not None for step in config.spec.configs):
+            meta = config.metadata
+            report.warning(
+                f"{_OPTIONS}.jwtStaged",
+                f"AuthConfig {meta.namespace}.{meta.name} has a jwt step, which sees only "
+                "tokens verified before extauth: put the JWT options under "
+                "jwtStaged.beforeExtAuth",
+            )
 
 
 def _domains(domains: list[str], name: str, report: ResourceReport) -> tuple[str, ...]:
@@ -203,20 +252,18 @@ def _security(
     refs: Refs,
     report: ResourceReport,
     require_rbac: bool,
-) -> tuple[ir.JwtVerification | None, ir.Rbac | None, dict[str, str]]:
-    """The host's JWT check, its RBAC (an empty one denies all when Settings require RBAC),
-    and its provider names → IR names, which route RBAC needs too."""
-    jwt = None
-    providers: dict[str, str] = {}
-    if options.jwt is not None:
-        jwt = build_jwt(options.jwt, vs=vs, vhost_name=name, refs=refs, report=report)
-        providers = {p: provider_name(name, p) for p in options.jwt.providers}
+) -> tuple[HostJwt, ir.Rbac | None]:
+    """The host's JWT checks (with its provider names, which route RBAC needs too) and its
+    RBAC (an empty one denies all when Settings require RBAC)."""
+    jwt = build_host_jwt(
+        options, field=_OPTIONS, vhost_name=name, referrer=vs.key, refs=refs, report=report
+    )
     rbac = ir.Rbac() if require_rbac else None
     if options.rbac is not None:
         rbac = build_rbac(
-            options.rbac, field=f"{_OPTIONS}.rbac", providers=providers, report=report
+            options.rbac, field=f"{_OPTIONS}.rbac", providers=jwt.providers, report=report
         )
-    return jwt, None if rbac is None or rbac.disabled else rbac, providers
+    return jwt, None if rbac is None or rbac.disabled else rbac
 
 
 def _port_variant(domain: str, domains: tuple[str, ...]) -> bool:

@@ -128,3 +128,7 @@ class HttpSettings:
     early_headers_to_add: tuple[HeaderValue, ...] = ()
     early_headers_to_remove: tuple[str, ...] = ()
     tracing: Tracing | None = None
+    #: HTTP/1 requests may use methods beyond the standard ones (`headerValidationSettings`).
+    allow_custom_methods: bool = False
+    #: The client is the leftmost address of `X-Forwarded-For` (`leftmostXffAddress`).
+    leftmost_xff: bool = False

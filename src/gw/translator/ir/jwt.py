@@ -1,5 +1,9 @@
-"""JWT verification of a virtual host: the providers (issuer, audiences, keys inline or
-fetched by the proxy), where tokens are found, and which claims become headers.
+"""JWT verification of a virtual host or route: the providers (issuer, audiences, keys
+inline or fetched by the proxy), where tokens are found, and which claims become headers.
+
+Verification happens in two stages, before and after the extauth filter; a host checks in
+either or both (`VirtualHost.jwt_before_extauth`, `VirtualHost.jwt`), and a route may
+replace or switch off its host's check of a stage (`Route.jwt`).
 """
 
 from __future__ import annotations
@@ -59,3 +63,20 @@ class JwtVerification:
 
     providers: tuple[JwtProvider, ...]
     require: Literal["valid", "allow_missing", "allow_missing_or_failed"] = "valid"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteJwtStage:
+    """What a route does at one stage: its own `verification` (`jwtProvidersStaged`)
+    replaces the host's there; else `disabled` switches the host's off."""
+
+    verification: JwtVerification | None = None
+    disabled: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RouteJwt:
+    """A route's JWT at each stage; None: the host's check of that stage applies."""
+
+    before_extauth: RouteJwtStage | None = None
+    after_extauth: RouteJwtStage | None = None

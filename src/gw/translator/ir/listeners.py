@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gw.translator.ir.access_log import AccessLog
 from gw.translator.ir.hcm import HttpSettings
+from gw.translator.ir.http_listener import HttpListenerOptions
+from gw.translator.ir.ratelimit import LocalLimit
 from gw.translator.ir.source import SourceRef
 from gw.translator.ir.virtualhosts import VirtualHost
 
@@ -61,6 +64,16 @@ class ListenerOptions:
     proxy_protocol: ProxyProtocol | None = None
     connection_limit: ConnectionLimit | None = None
     exact_balance: bool = False
+    #: `accessLoggingService`: an entry per request (written by the HTTP connection
+    #: manager); `listenerAccessLoggingService`: an entry per connection the listener
+    #: itself ends (no filter chain for it, a bad PROXY protocol header).
+    access_logs: tuple[AccessLog, ...] = ()
+    listener_access_logs: tuple[AccessLog, ...] = ()
+    #: `httpGateway.options.networkLocalRatelimit`: a token bucket of connections.
+    connection_ratelimit: LocalLimit | None = None
+    #: `tcpStats`: the kernel's TCP statistics of each connection (retransmits, RTT, ...)
+    #: as Envoy statistics of the listener.
+    tcp_stats: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +86,8 @@ class Listener:
     gateway: SourceRef | None = None
     http: HttpSettings = field(default_factory=HttpSettings)
     options: ListenerOptions = field(default_factory=ListenerOptions)
+    #: The HTTP filters its own options put on its chain (`httpGateway.options`).
+    plugins: HttpListenerOptions = field(default_factory=HttpListenerOptions)
 
     @property
     def route_config_name(self) -> str:

@@ -60,20 +60,41 @@ class LocalLimit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CountLimit:
+    unit: Literal["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
+    requests_per_unit: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BasicLimits:
+    """`ratelimitBasic` of a host or route, counted under `scope` (unique in its
+    VirtualService): `authorized` per user id (the header the extauth server sets),
+    `anonymous` per client address (requests without one)."""
+
+    scope: str
+    authorized: CountLimit | None = None
+    anonymous: CountLimit | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RateLimits:
-    """A virtual host's or route's limits: `policies` (`rateLimitConfigs`, checked where
-    Settings `rateLimitBeforeAuth` says), `early` (always before authentication), `regular`
-    (always after authorization), and the local bucket. A route's replace its host's in each
-    filter (Envoy's most specific per-filter config wins)."""
+    """A virtual host's or route's limits: `policies` (`rateLimitConfigs` or inline
+    `ratelimit`, checked where Settings `rateLimitBeforeAuth` says), `early` (always before
+    authentication), `regular` (always after authorization), `basic` (after authorization),
+    and the local bucket. A route's replace its host's in each filter (Envoy's most specific
+    per-filter config wins), but for the places in `include_host` (`includeVhRateLimits`),
+    where the host's are added to the route's."""
 
     policies: tuple[Policy, ...] = ()
     early: tuple[Policy, ...] = ()
     regular: tuple[Policy, ...] = ()
     local: LocalLimit | None = None
+    basic: BasicLimits | None = None
+    include_host: tuple[Literal["policies", "early", "regular"], ...] = ()
 
     @property
     def has_global(self) -> bool:
-        return bool(self.policies or self.early or self.regular)
+        return bool(self.policies or self.early or self.regular or self.basic)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,3 +107,8 @@ class RateLimitServer:
     deny_on_fail: bool = False
     x_ratelimit_headers: bool = False
     before_auth: bool = False
+    #: Settings `extauth.userIdHeader`: where the extauth server puts the user it identified
+    #: (`ratelimitBasic` counts authorized requests by it).
+    user_id_header: str = "x-user-id"
+    #: The `:authority` of its gRPC calls (empty: the cluster's name).
+    authority: str = ""

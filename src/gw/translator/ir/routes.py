@@ -8,13 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gw.translator.ir.aws import LambdaInvocation
 from gw.translator.ir.clusters import ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
+from gw.translator.ir.jwt import RouteJwt
+from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.source import RouteOrigin
 from gw.translator.ir.transform import StagedTransformations
 
 
@@ -53,6 +57,10 @@ class WeightedCluster:
     #: Set: replaces the route's (and virtual host's) transformations for requests sent to
     #: this cluster.
     transformations: StagedTransformations | None = None
+    #: Only the cluster's endpoints carrying these labels (its subset load balancer).
+    subset: tuple[tuple[str, str], ...] | None = None
+    #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
+    aws_lambda: LambdaInvocation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +72,8 @@ class Forward:
     timeout_ms: int | None = None
     host_rewrite: str | None = None
     auto_host_rewrite: bool = False
+    #: What hashing load balancers (ring hash, maglev) hash, in order.
+    hash_policies: tuple[HashPolicy, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,8 +101,8 @@ class Route:
     #: Set: replaces the virtual host's transformations on this route (both stages).
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
-    #: True: the virtual host's JWT verification is skipped on this route.
-    jwt_disabled: bool = False
+    #: The route's own JWT check, or the host's switched off, per stage (None: the host's).
+    jwt: RouteJwt | None = None
     #: Replaces the virtual host's RBAC on this route (None: inherit it).
     rbac: Rbac | None = None
     #: None: as the virtual host says.
@@ -103,3 +113,11 @@ class Route:
     cors: CorsPolicy | None = None
     #: Replaces the virtual host's global and local limits on this route (None: inherit).
     ratelimit: RateLimits | None = None
+    #: Where the route was written; for a delegated route, in its RouteTable.
+    source: RouteOrigin | None = None
+    #: The delegating routes that led to it, from the VirtualService's down.
+    delegated_by: tuple[RouteOrigin, ...] = ()
+    #: Set: Envoy keeps statistics for this route under `vhost.<host>.route.<stat_prefix>.`
+    #: (requests, response classes, upstream time); None: only per cluster (the default:
+    #: per-route statistics cost proxy memory on every route, `gw up --route-stats`).
+    stat_prefix: str | None = None

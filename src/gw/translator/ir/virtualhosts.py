@@ -30,7 +30,10 @@ class VirtualHost:
     transformations: StagedTransformations | None = None
     headers: HeaderManipulation | None = None
     tls: TlsTermination | None = None
+    #: The JWT check after the extauth filter (`jwt`, `jwtStaged.afterExtAuth`).
     jwt: JwtVerification | None = None
+    #: The JWT check before the extauth filter (`jwtStaged.beforeExtAuth`).
+    jwt_before_extauth: JwtVerification | None = None
     rbac: Rbac | None = None
     extauth: ExtAuth | None = None
     #: Set (from Settings) when the host or one of its routes uses extauth.
@@ -45,8 +48,7 @@ class VirtualHost:
     def uses_extauth(self) -> bool:
         """True when some request on this host may be sent to the extauth server."""
         return any(
-            e is not None and e.config_id is not None
-            for e in (self.extauth, *(r.extauth for r in self.routes))
+            e is not None and e.active for e in (self.extauth, *(r.extauth for r in self.routes))
         )
 
     @property
