@@ -225,11 +225,12 @@ class ControlPlane:
                     snapshot = self.discovery(snapshot)
             trace.resources = len(snapshot.resources)
             options = dataclasses.replace(self.options, now=time.time())
+            last = self.result
             with trace.span("translate"):
                 self._translating = True
                 try:
                     result = await asyncio.to_thread(
-                        translate_with_gc_paused, snapshot, options, self.result
+                        translate_with_gc_paused, snapshot, options, last
                     )
                 finally:
                     self._translating = False
@@ -258,9 +259,10 @@ class ControlPlane:
             ratelimit_role = result.proxy.ratelimit_role
             if _has_resources(result.ratelimit.resources) or self.cache.get(ratelimit_role):
                 self.cache.set(ratelimit_role, result.ratelimit.resources)
-            # The statuses last written are those of the translation this one started
-            # from: only the ones it redid are compared.
-            changed = self.store.statuses.write(result.statuses, result.restated)
+            # Only the statuses the translation redid are compared, when those it started
+            # from are the ones last written (the book checks).
+            since = last.statuses if last is not None else None
+            changed = self.store.statuses.write(result.statuses, result.restated, since)
             if changed and self.on_status is not None:
                 self.on_status(changed, snapshot)
         trace.status_changes = len(changed)

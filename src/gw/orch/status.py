@@ -60,9 +60,12 @@ class OrchStatusBook(StatusBook):
         self.on_write: Callable[[Iterable[ResourceKey]], None] = lambda _: None
 
     def write(
-        self, statuses: Mapping[ResourceKey, Status], keys: Iterable[ResourceKey] | None = None
+        self,
+        statuses: Mapping[ResourceKey, Status],
+        keys: Iterable[ResourceKey] | None = None,
+        since: Mapping[ResourceKey, Status] | None = None,
     ) -> dict[ResourceKey, Status | None]:
-        changed = super().write(statuses, keys)
+        changed = super().write(statuses, keys, since)
         self.on_write(changed)
         return changed
 
