@@ -1,8 +1,8 @@
 """Large plain listeners: virtual hosts in shards of route configurations, chosen by Host.
 
-Envoy rebuilds a whole route configuration whenever any part of it changes: with one
-configuration of 100,000 virtual hosts, one edited VirtualService costs Envoy most of a
-second (`bench/results/envoy_apply.md`). A listener with at least `SHARD_FROM` virtual
+Envoy rebuilds a whole route configuration whenever any part of it changes, at a cost
+that grows with its virtual hosts: with one configuration of 100,000, every edited
+VirtualService would make Envoy rebuild 100,000. A listener with at least `SHARD_FROM` virtual
 hosts, all of whose domains name exact hosts, is served instead through Envoy's scoped
 routes (SRDS): the connection manager takes the `Host` (without its port) as the scope key;
 every host name is a `ScopedRouteConfiguration` pointing at the shard that holds it; a

@@ -47,7 +47,7 @@ from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.fallback import DOMAIN_CLAIM, choose_contributions
 from gw.translator.gateway.hostcache import HostCache, Listings, Memo, build_memo, still_valid
 from gw.translator.gateway.orch import add_service_clusters
-from gw.translator.gateway.proxies import assemble, build_proxies
+from gw.translator.gateway.proxies import build_proxies
 from gw.translator.gateway.stagecache import ServerUse, Shared, StageCache, claims_of_key
 from gw.translator.options import Options
 from gw.translator.refs import (
@@ -360,15 +360,7 @@ class _Update:
         extras = {k for k in cache.extras - touched if k in accepted}
         extras |= {k for k in touched if k.kind == VS and _extra(accepted.get(k))}
         holders = {k: accepted[k] for k in self.others | extras if k in accepted}
-        build.whole, _ = assemble(
-            holders,
-            build.fresh,
-            build.servers,
-            build.snapshot,
-            build.options,
-            build.reports,
-            build.gateways,
-        )
+        build.whole, _ = passes.assembled(build, holders)
         return frozenset(extras)
 
     # -- the result ----------------------------------------------------------------------

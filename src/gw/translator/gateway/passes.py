@@ -21,6 +21,7 @@ from typing import Any
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
+from gw.translator import ir
 from gw.translator.gateway import (
     extauth,
     gateways,
@@ -33,7 +34,7 @@ from gw.translator.gateway import (
 )
 from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.build import Build, BuildResult
-from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.fallback import choose_contributions
 from gw.translator.gateway.hostcache import build_hosts
 from gw.translator.gateway.optionrefs import check_option_resources
@@ -229,8 +230,16 @@ def choose(build: Build) -> None:
 
 
 def assemble_proxy(build: Build) -> None:
-    build.whole, build.by_role = assemble(
-        build.accepted,
+    build.whole, build.by_role = assembled(build, build.accepted)
+
+
+def assembled(
+    build: Build, accepted: Mapping[ResourceKey, Contribution]
+) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
+    """`accepted` assembled as this build's (`incremental.py` gives only the contributions
+    that hold more than virtual hosts)."""
+    return assemble(
+        accepted,
         build.fresh,
         build.servers,
         build.snapshot,
