@@ -54,24 +54,33 @@ KINDS = {
     "ListenerOption": "ListenerOption",
 }
 
+#: A route's action in the base manifests: it forwards, so that route options which act on
+#: forwarded requests only are judged where they act (the Upstream need not exist).
+_FORWARD = {"single": {"upstream": {"name": "probe"}}}
+
 #: A minimal manifest spec per kind that gw accepts; probes are merged into it.
 BASE: dict[str, dict[str, Any]] = {
     "Gateway": {"bindPort": 18080, "httpGateway": {}},
     "VirtualService": {
         "virtualHost": {
             "domains": ["probe.test"],
-            "routes": [{"matchers": [{"prefix": "/"}], "directResponseAction": {"status": 200}}],
+            "routes": [{"matchers": [{"prefix": "/"}], "routeAction": _FORWARD}],
         }
     },
-    "RouteTable": {
-        "routes": [{"matchers": [{"prefix": "/"}], "directResponseAction": {"status": 200}}]
-    },
+    "RouteTable": {"routes": [{"matchers": [{"prefix": "/"}], "routeAction": _FORWARD}]},
     "VirtualHostOption": {"options": {}},
     "RouteOption": {"options": {}},
     "Upstream": {"static": {"hosts": [{"addr": "127.0.0.1", "port": 9}]}},
     "UpstreamGroup": {"destinations": []},
     "Settings": {},
     "AuthConfig": {"configs": []},
+    "MatchableHttpGateway": {"httpGateway": {}},
+    "MatchableTcpGateway": {
+        "tcpGateway": {
+            "tcpHosts": [{"name": "probe", "destination": {"forwardSniClusterName": {}}}]
+        }
+    },
+    "HttpListenerOption": {"options": {}},
 }
 
 #: Probes under these fields start from a minimal valid value of the field, so that they

@@ -29,6 +29,10 @@ PROXY_ADMIN_PORT = 19000
 #: resource can name one of these (and route client traffic to the control plane).
 XDS_CLUSTER = "gw~xds"
 PROXY_ADMIN_CLUSTER = "gw~proxy-admin"
+#: The cluster through which proxies ask the GCP metadata server for identity tokens.
+GCP_METADATA_CLUSTER = "gw~gcp-metadata"
+#: Where that server is (`host:port`): Google's own, as its client libraries find it.
+GCP_METADATA_SERVER = "metadata.google.internal:80"
 #: Downstream connections one proxy accepts across all its listeners (the established
 #: install's `globalDownstreamMaxConnections`); more are closed as soon as they open.
 GLOBAL_DOWNSTREAM_MAX_CONNECTIONS = 250_000

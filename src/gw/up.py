@@ -33,7 +33,7 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
-from gw.translator.options import InstalledServer, Options
+from gw.translator.options import GCP_METADATA, InstalledServer, Options
 from gw.xds.tls import is_loopback
 
 
@@ -60,6 +60,8 @@ class UpOptions:
     concurrency: int | None = None
     max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
     discovery: bool = True
+    #: Where proxies get identity tokens for `gcp` Upstreams (Google's metadata server).
+    gcp_metadata_server: InstalledServer = GCP_METADATA
     #: This run's state directory (`gw.instance`): state file, proxy bootstrap, logs.
     home: Path = field(default_factory=gw_home)
     #: Envoy statistics per route (the console charts them; they cost proxy memory).
@@ -79,6 +81,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         extauth_server=_installed(options.bind, options.extauth_port),
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
         route_stats=options.route_stats,
+        gcp_metadata_server=options.gcp_metadata_server,
     )
     envoy = _envoy(options)
     children = _components(options, translate_options.namespace)

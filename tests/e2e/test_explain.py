@@ -16,9 +16,9 @@ its own decision: explain says so, and only the route is compared there. A 429 o
 with rate limits is a counter explain cannot see reaching its limit; a `400 bad request:
 ...` on a route with transformation templates is a template explain does not run (it reads
 the body) failing to render. An upstream that is a name on the internet (an AWS Lambda
-endpoint) is not faked and cannot be reached from here: its cases are listed in
-OFF_THIS_MACHINE, and there a 503 `no healthy upstream` is accepted for the predicted route
-and cluster only.
+or Azure Functions endpoint) is not faked and cannot be reached from here: its cases are
+listed in OFF_THIS_MACHINE, and there a 503 `no healthy upstream` is accepted for the
+predicted route and cluster only.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ ROLE = "gw-system~gateway-proxy"
 OFF_THIS_MACHINE = {
     "upstream-aws-lambda": "a Lambda region's endpoint: the aws_lambda filter signs "
     "requests for that host name, over TLS",
+    "upstream-azure-functions": "a function app's host name on azurewebsites: the route "
+    "rewrites the path and host for it, over TLS",
 }
 TYPES = ("Cluster", "ClusterLoadAssignment", "Listener", "RouteConfiguration")
 
@@ -219,7 +221,8 @@ def send(sample: Sample) -> Seen:
             connection.putheader(name, value)
         connection.endheaders()
         response = connection.getresponse()
-        body = response.read().decode("utf-8", "replace")
+        tunnel = sample.method == "CONNECT" and 200 <= response.status < 300
+        body = "" if tunnel else response.read().decode("utf-8", "replace")  # a tunnel has no end
         headers = {k.lower(): v for k, v in response.getheaders()}
     except (OSError, http.client.HTTPException) as exc:
         return Seen(None, {}, "", error=type(exc).__name__)

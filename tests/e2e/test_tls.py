@@ -213,6 +213,53 @@ def test_a_secret_with_a_ca_requires_client_certificates(env: Env, tmp_path: Pat
             env.get("m.test", client=client)
 
 
+def one_way(one_way_tls: bool) -> str:
+    """VirtualService `o`: a secret with a client CA, `verifySubjectAltName`, and
+    `oneWayTls` as given."""
+    return virtual_service("o", ["o.test"], "alpha", secret="tls-o") + (
+        f"    oneWayTls: {str(one_way_tls).lower()}\n    verifySubjectAltName: [client.test]\n"
+    )
+
+
+def test_one_way_tls_asks_no_client_certificate_even_with_subject_alt_names(
+    env: Env, tmp_path: Path
+) -> None:
+    """oneWayTls is server-only TLS: with it a client without a certificate gets through
+    although the secret has a CA and names are listed to check (a warning says they have
+    no effect); without it the same client is refused and the named certificate is needed."""
+    trusted = tmp_path / "trusted.pem"
+    pair = make_cert(["client.test"], CLIENT_CA)
+    trusted.write_text(pair.cert_pem + pair.key_pem)
+    write(
+        env.folder / "tls-o.yaml",
+        tls_secret_yaml("tls-o", "default", make_cert(["o.test"], CA), ca=CLIENT_CA),
+    )
+    write(env.folder / "o.yaml", one_way(True))
+    try:
+        status = env.gw.wait_status("VirtualService default.o", "Warning")
+        assert "spec.sslConfig.verifySubjectAltName: no effect with oneWayTls: true" in str(
+            status["reason"]
+        )
+        reply = wait_until(lambda: _answered(env, "o.test"), what="o.test to serve")
+        assert reply.status == 200 and reply.headers["x-echo-name"] == "alpha"
+
+        write(env.folder / "o.yaml", one_way(False))
+        env.gw.wait_status("VirtualService default.o", "Accepted")
+        wait_until(lambda: _refused(env, "o.test"), what="o.test to require a certificate")
+        reply = env.get("o.test", client=trusted)
+        assert reply.status == 200 and reply.headers["x-echo-name"] == "alpha"
+    finally:
+        (env.folder / "o.yaml").unlink()
+        (env.folder / "tls-o.yaml").unlink()
+
+
+def _answered(env: Env, sni: str) -> Reply | None:
+    try:
+        return env.get(sni)
+    except (ssl.SSLError, ConnectionResetError):
+        return None
+
+
 def test_plain_http_virtual_services_keep_working(env: Env) -> None:
     response = env.gw.get("/", host="plain.test")
     assert response.status_code == 200 and response.headers["x-echo-name"] == "beta"

@@ -1,5 +1,7 @@
 """Tracing end to end: a Gateway's `httpConnectionManagerSettings.tracing` makes Envoy send
-the spans of real requests to a collector named as an Upstream.
+the spans of real requests to a collector named as an Upstream; a route's `tracing` names
+its spans (`routeDescriptor`, `propagate`) and samples them (`tracePercentages`), and a
+transformation's `spanTransformer` names them over `routeDescriptor`.
 
 The collectors are test-side receivers (no Zipkin or OpenTelemetry collector runs here): a
 small HTTP server taking Zipkin's JSON span lists on `/api/v2/spans`, and a gRPC server
@@ -149,6 +151,8 @@ spec:
 ---
 {virtual_service("app", "*", "app")}
 ---
+{ROUTE_TRACING}
+---
 apiVersion: gateway.vendor.io/v1
 kind: Gateway
 metadata: {{name: zipkin, namespace: gw-system}}
@@ -184,6 +188,37 @@ spec:
 """
 
 
+#: Routes with their own tracing, on the listeners above (host `traced.test`).
+ROUTE_TRACING = """
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: traced, namespace: default}
+spec:
+  virtualHost:
+    domains: [traced.test]
+    routes:
+      - matchers: [{prefix: /named}]
+        routeAction: {single: {upstream: {name: app, namespace: default}}}
+        options: {tracing: {routeDescriptor: checkout}}
+      - matchers: [{prefix: /quiet}]
+        routeAction: {single: {upstream: {name: app, namespace: default}}}
+        options: {tracing: {routeDescriptor: quiet, propagate: false}}
+      - matchers: [{prefix: /unsampled}]
+        routeAction: {single: {upstream: {name: app, namespace: default}}}
+        options:
+          tracing:
+            tracePercentages: {randomSamplePercentage: 0, clientSamplePercentage: 100}
+      - matchers: [{prefix: /renamed}]
+        routeAction: {single: {upstream: {name: app, namespace: default}}}
+        options:
+          tracing: {routeDescriptor: ignored}
+          transformations:
+            requestTransformation:
+              transformationTemplate:
+                spanTransformer: {name: {text: renamed-span}}
+"""
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     root = tmp_path_factory.mktemp("tracing")
@@ -203,16 +238,19 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
         started.append(gw)
         for name in ports:
             gw.wait_status(f"Gateway gw-system.{name}", "Accepted")
+        gw.wait_status("VirtualService default.traced", "Warning")
         yield Setup(gw, zipkin, otel, ports)
     finally:
         for thing in reversed(started):
             thing.stop()
 
 
-def _get(setup: Setup, gateway: str, path: str, **headers: str) -> httpx.Response:
+def _get(
+    setup: Setup, gateway: str, path: str, host: str = "app.test", **headers: str
+) -> httpx.Response:
     url = f"http://127.0.0.1:{setup.ports[gateway]}{path}"
     return wait_until(
-        lambda: _ok(httpx.get(url, headers={"host": "app.test", **headers}, timeout=5)),
+        lambda: _ok(httpx.get(url, headers={"host": host, **headers}, timeout=5)),
         what=f"{gateway} to answer",
     )
 
@@ -252,3 +290,58 @@ def test_opentelemetry_receives_the_span_of_a_request(setup: Setup) -> None:
     attributes = _attributes(found.attributes)
     assert attributes["tier"] == "edge"
     assert attributes["http.status_code"] == "200"
+
+
+def _zipkin_span(setup: Setup, path: str) -> dict[str, Any]:
+    def span() -> dict[str, Any] | None:
+        for found in setup.zipkin.spans:
+            if found.get("tags", {}).get("http.url", "").endswith(path):
+                return found
+        return None
+
+    return wait_until(span, timeout=30, what=f"the span of {path} at the Zipkin receiver")
+
+
+def test_route_descriptor_names_the_span_and_is_propagated(setup: Setup) -> None:
+    """gw's listeners are ingress listeners: the name goes back to the client (the other
+    party of the span), not to the upstream."""
+    response = _get(setup, "zipkin", "/named", host="traced.test")
+    assert response.headers["x-envoy-decorator-operation"] == "checkout"
+    assert "x-envoy-decorator-operation" not in response.json()["headers"]
+    assert _zipkin_span(setup, "/named")["name"] == "checkout"
+
+
+def test_route_descriptor_without_propagation(setup: Setup) -> None:
+    response = _get(setup, "zipkin", "/quiet", host="traced.test")
+    assert "x-envoy-decorator-operation" not in response.headers
+    assert _zipkin_span(setup, "/quiet")["name"] == "quiet"
+
+
+def test_route_trace_percentages_sample_the_route(setup: Setup) -> None:
+    """The listener samples every request; the route's 0% random sampling leaves its
+    requests untraced unless the client asks (`x-client-trace-id`, 100% on this route)."""
+    sent = _get(setup, "zipkin", "/unsampled", host="traced.test").json()["headers"]
+    assert sent["x-b3-sampled"] == "0"
+    asked = _get(
+        setup, "zipkin", "/unsampled/asked", host="traced.test", **{"x-client-trace-id": "t-1"}
+    )
+    assert asked.json()["headers"]["x-b3-sampled"] == "1"
+    assert (
+        _zipkin_span(setup, "/unsampled/asked")["traceId"]
+        == (asked.json()["headers"]["x-b3-traceid"])
+    )
+    assert not any(
+        s.get("tags", {}).get("http.url", "").endswith("/unsampled") for s in setup.zipkin.spans
+    )
+
+
+def test_span_transformer_names_the_span_over_route_descriptor(setup: Setup) -> None:
+    _get(setup, "zipkin", "/renamed", host="traced.test")
+    assert _zipkin_span(setup, "/renamed")["name"] == "renamed-span"
+    status = setup.gw.status("VirtualService default.traced")
+    assert status is not None
+    assert (
+        "spec.virtualHost.routes[3].options.tracing.routeDescriptor: routeDescriptor 'ignored' "
+        "has no effect: the route's transformation names the span 'renamed-span' "
+        "(spanTransformer), which wins over routeDescriptor; remove one of them"
+    ) in status["reason"]

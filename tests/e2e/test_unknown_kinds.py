@@ -45,8 +45,9 @@ def test_validate_refuses_an_unknown_kind_of_gw_groups(tmp_path: Path) -> None:
     assert rows == {
         ("VirtualServise", "typo"): (
             "Rejected\nall.yaml, document 1: kind: VirtualServise is not a kind of "
-            "gateway.vendor.io (its kinds: Gateway, RouteOption, RouteTable, VirtualHostOption, "
-            "VirtualService); check the spelling"
+            "gateway.vendor.io (its kinds: Gateway, HttpListenerOption, MatchableHttpGateway, "
+            "MatchableTcpGateway, RouteOption, RouteTable, VirtualHostOption, VirtualService); "
+            "check the spelling"
         ),
         ("VirtualService", "web"): "Accepted",
     }

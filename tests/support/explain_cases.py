@@ -2,13 +2,14 @@
 prediction with what Envoy did.
 
 `rewrite()` changes a case's manifests only where the test machine needs it: every upstream
-host becomes one of the test's echo servers on loopback (or the rate-limit server, or a key
-set server, for the upstreams Settings and JWT providers name), orchestrator addresses become
-loopback, Gateways listen on free loopback ports, JWT providers' local keys become the
-test's public key (only keys gw accepts: a broken key stays broken), and every virtual host
-adds `x-gw-route: %ROUTE_NAME%` and `x-gw-cluster: %UPSTREAM_CLUSTER%` to its responses,
-which is how Envoy says which route and cluster it chose (also on its own 503 `no healthy
-upstream`). Nothing that decides matching, filters or statuses is touched.
+host (a `gcp` one's too) becomes one of the test's echo servers on loopback (or the
+rate-limit server, or a key set server, for the upstreams Settings and JWT providers name),
+orchestrator addresses become loopback, Gateways listen on free loopback ports, JWT
+providers' local keys become the test's public key (only keys gw accepts: a broken key stays
+broken), and every virtual host adds `x-gw-route: %ROUTE_NAME%` and
+`x-gw-cluster: %UPSTREAM_CLUSTER%` to its responses, which is how Envoy says which route and
+cluster it chose (also on its own 503 `no healthy upstream`). Nothing that decides matching,
+filters or statuses is touched.
 
 Upstreams whose endpoints are host names on the internet (an AWS Lambda region's endpoint)
 cannot be pointed at loopback without changing what is tested, and cannot be reached from
@@ -27,13 +28,13 @@ from typing import Any
 import yaml
 
 from gw.explain.endpoints import NO_HEALTHY_UPSTREAM
-from gw.explain.explanation import Destination, Explanation
+from gw.explain.explanation import Destination, Explanation, upstream_failed
 from gw.explain.headers import TEMPLATE_FAILED
+from gw.explain.tcp import PASSTHROUGH
 from gw.translator.gateway.upstreams import is_ip
 
 ROUTE_HEADER = "x-gw-route"
 CLUSTER_HEADER = "x-gw-cluster"
-_UPSTREAM_FAILED = "upstream connect error"
 
 
 @dataclass
@@ -76,6 +77,8 @@ def rewrite(text: str, rw: Rewrite) -> str:
                 if isinstance(host, dict):
                     host["addr"] = "127.0.0.1" if is_ip(str(host.get("addr"))) else "localhost"
                     host["port"] = port
+            if isinstance(spec.get("gcp"), dict) and spec["gcp"].get("host"):
+                spec["gcp"]["host"] = f"localhost:{port}"  # a service that resolves here
         elif kind in ("Endpoints", "Pod", "Service"):
             _loopback(doc, rw.echo_ports[0])
         elif kind == "Gateway":
@@ -169,19 +172,25 @@ def compare(explanation: Explanation, seen: Seen, echo_names: dict[int, str]) ->
     problems = []
     if chosen is not None and chosen != predicted:
         problems.append(f"route: predicted {predicted}, Envoy chose {chosen}")
-    if outcome.action == "extauth":
-        return problems  # the extauth server decides: nothing to compare but the route
+    if outcome.action == "extauth" or outcome.by == PASSTHROUGH:
+        return problems  # the extauth server (the upstream's TLS) decides: nothing to compare
     if outcome.action == "close":
         if not seen.error:
             problems.append(f"predicted a closed connection, got {seen.status}")
         return problems
+    if explanation.asks_a_processor():
+        return problems  # an external processor explain does not run may change or answer it
     if seen.error:
         return [*problems, f"predicted {outcome.summary()}, got no answer: {seen.error}"]
+    if explanation.may_answer(seen.status, seen.body):
+        return problems  # a fault (or CSRF) that only a share of requests get
     templated = seen.status == 400 and seen.body.startswith(TEMPLATE_FAILED)
     if templated and any(f.verdict.endswith("template cannot render") for f in explanation.filters):
         return problems  # a template explain does not run could not render
     limited = seen.status == 429 and any(
-        "limit" in f.verdict for f in explanation.filters if f.kind.endswith("ratelimit")
+        "limit" in f.verdict or "bucket" in f.verdict
+        for f in explanation.filters
+        if f.kind.endswith("ratelimit")
     )
     if limited:
         return problems  # counters explain cannot see reached a limit
@@ -217,8 +226,10 @@ def _forward_problems(
         problems.append(
             f"Envoy chose cluster {cluster}, predicted {_clusters(outcome.destinations)}"
         )
-    upstream = "x-envoy-upstream-service-time" in seen.headers
-    failed = seen.status == 503 and seen.body.startswith(_UPSTREAM_FAILED)
+    # Through a TCP proxy the upstream's own answer comes back, without Envoy's headers.
+    upstream = "x-envoy-upstream-service-time" in seen.headers or outcome.by == "tcp proxy"
+    upstream |= explanation.request.startswith("CONNECT ") and seen.status == 200  # tunnel
+    failed = upstream_failed(seen.status, seen.body)
     # A weighted route may pick a cluster explain says has nothing to pick from.
     empty = (
         seen.status == 503

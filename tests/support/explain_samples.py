@@ -37,6 +37,8 @@ class Sample:
     meant_for: str = ""
 
     def url(self) -> str:
+        if self.method == "CONNECT":
+            return f"{self.path} (on port {self.port})"
         return f"{self.scheme}://{self.host}:{self.port}{self.path}"
 
 
@@ -67,8 +69,9 @@ def samples(served: Served) -> Samples:
                         out.skipped.append(f"{route.name}: {exc}")
                         continue
                     method, path, headers = made
+                    sent_host = path if method == "CONNECT" else host
                     out.made.append(
-                        Sample(method, scheme, host, port, path, headers, sni, route.name)
+                        Sample(method, scheme, sent_host, port, path, headers, sni, route.name)
                     )
                 out.made.append(Sample("GET", scheme, host, port, "/gw-explain/miss", (), sni))
         if tls:
@@ -120,6 +123,8 @@ def _for_route(route: rc_pb2.Route, host: str) -> tuple[str, str, tuple[tuple[st
         path = match.path
     elif kind == "safe_regex":
         path = _matching(match.safe_regex.regex)
+    elif kind == "connect_matcher":
+        return "CONNECT", f"{host}:443", ()  # the target is where to connect, also the Host
     else:
         raise _CannotMake(f"path {kind}")
     if match.HasField("case_sensitive") and not match.case_sensitive.value:

@@ -32,6 +32,7 @@ class GrpcPeer:
         asyncio.run_coroutine_threadsafe(self.server.stop(None), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+        self.loop.close()  # its self-pipe sockets, which a garbage collection would warn about
 
 
 def greeter_descriptor_set() -> bytes:

@@ -270,12 +270,13 @@ def test_unknown_kinds_of_gw_groups_are_errors_naming_the_resource() -> None:
     assert [(p.field, p.message) for p in info.value.problems] == [
         (
             "kind",
-            "Foo is not a kind of gateway.vendor.io (its kinds: Gateway, RouteOption, "
-            "RouteTable, VirtualHostOption, VirtualService); check the spelling",
+            "Foo is not a kind of gateway.vendor.io (its kinds: Gateway, HttpListenerOption, "
+            "MatchableHttpGateway, MatchableTcpGateway, RouteOption, RouteTable, "
+            "VirtualHostOption, VirtualService); check the spelling",
         )
     ]
-    matchable = {**doc, "kind": "MatchableTcpGateway"}
+    not_read = {**doc, "kind": "ListenerOption"}
     with pytest.raises(ManifestError, match="not supported by gw yet"):
-        parse_document(matchable)
+        parse_document(not_read)
     with pytest.raises(IgnoredDocument):
         parse_document({**doc, "apiVersion": "example.com/v1"})

@@ -6,6 +6,7 @@ ports of REFERENCE.md §8.1. No cluster is needed: everything is checked offline
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ from gw.api.crd import CRD_KINDS, all_crds, crd_name, render
 from gw.certgen import parties
 from gw.cli.gw import app
 from gw.orch.certgen import secret_name
+from gw.snapshot import Snapshot
+from gw.translator.dump import xds_to_data
+from gw.translator.options import Options
+from gw.translator.translation import translate
 from tests.support.deploy import CHART, CRDS, MANIFESTS, documents, plain_manifests
 from tests.support.deploy import render as render_chart
 
@@ -117,9 +122,12 @@ def test_crd_names_follow_the_reference() -> None:
     assert list(crds) == [
         "virtualservices.gateway.vendor.io",
         "gateways.gateway.vendor.io",
+        "httpgateways.gateway.vendor.io",
+        "tcpgateways.gateway.vendor.io",
         "routetables.gateway.vendor.io",
         "virtualhostoptions.gateway.vendor.io",
         "routeoptions.gateway.vendor.io",
+        "httplisteneroptions.gateway.vendor.io",
         "upstreams.gw.vendor.io",
         "upstreamgroups.gw.vendor.io",
         "authconfigs.enterprise.gw.vendor.io",
@@ -131,6 +139,9 @@ def test_crd_names_follow_the_reference() -> None:
     assert short == {
         "VirtualService": ["vs"],
         "Gateway": ["gw"],
+        "MatchableHttpGateway": ["hgw"],
+        "MatchableTcpGateway": ["tgw"],
+        "HttpListenerOption": ["hlisopts"],
         "Proxy": ["px"],
         "RouteTable": ["rt"],
         "VirtualHostOption": ["vhopts"],
@@ -314,9 +325,12 @@ def test_rbac_grants_each_component_only_what_it_uses() -> None:
     assert gw_writes == {
         ("virtualservices/status", "patch", ()),
         ("gateways/status", "patch", ()),
+        ("httpgateways/status", "patch", ()),
+        ("tcpgateways/status", "patch", ()),
         ("routetables/status", "patch", ()),
         ("virtualhostoptions/status", "patch", ()),
         ("routeoptions/status", "patch", ()),
+        ("httplisteneroptions/status", "patch", ()),
         ("upstreams/status", "patch", ()),
         ("upstreamgroups/status", "patch", ()),
         ("settings/status", "patch", ()),
@@ -398,10 +412,64 @@ def test_the_rate_limit_server_counts_in_the_charts_redis_and_settings_name_it()
     assert isinstance(settings, api.Settings)
     server = settings.spec.ratelimit_server
     assert server is not None and server.ratelimit_server_ref is not None
-    assert server.ratelimit_server_ref.name == "gw-system-rate-limit-18081"
+    assert server.ratelimit_server_ref.name == "rate-limit"
     assert server.deny_on_fail is False
     # Off by default: it needs a Redis.
     assert not any(d["metadata"]["name"] == "rate-limit" for d in documents(render_chart({})))
+
+
+SERVER_USERS = """
+apiVersion: ratelimit.vendor.io/v1alpha1
+kind: RateLimitConfig
+metadata: {name: per-client, namespace: default}
+spec:
+  raw:
+    descriptors: [{key: client, rateLimit: {unit: MINUTE, requestsPerUnit: 3}}]
+    rateLimits: [{actions: [{requestHeaders: {headerName: x-client, descriptorKey: client}}]}]
+---
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: app, namespace: default}
+spec:
+  virtualHost:
+    domains: [app.example.com]
+    options:
+      extauth: {customAuth: {}}
+      rateLimitConfigs: {refs: [{name: per-client}]}
+    routes: [{matchers: [{prefix: /}], directResponseAction: {status: 200}}]
+"""
+
+
+def test_the_settings_name_the_installs_upstreams_extauth_and_rate_limit() -> None:
+    """As the established install does: Upstreams `extauth` and `rate-limit` in the install
+    namespace, on the servers' Services (gRPC, so HTTP/2), and Settings naming them. The
+    chart's own resources, translated by gw, send checks and limits to those servers."""
+    docs = documents(render_chart({"ratelimit": {"enabled": True}, "redis": {"enabled": True}}))
+    for name, port in (("extauth", 8083), ("rate-limit", 18081)):
+        upstream = api.parse_document(copy.deepcopy(_by(docs, "Upstream", name)))
+        assert isinstance(upstream, api.Upstream) and upstream.spec.orch is not None
+        assert (upstream.spec.orch.service_name, upstream.spec.orch.service_port) == (name, port)
+        assert upstream.spec.orch.service_namespace == "gw-system" and upstream.spec.use_http2
+        service_ports = _by(docs, "Service", name)["spec"]["ports"]
+        assert [p["port"] for p in service_ports] == [port]
+    ours = ("Upstream", "Settings", "Service")
+    resources = [api.parse_document(copy.deepcopy(d)) for d in docs if d["kind"] in ours]
+    resources += [api.parse_document(d) for d in yaml.safe_load_all(SERVER_USERS)]
+    result = translate(Snapshot(resources={r.key: r for r in resources}), Options())
+    for name in ("extauth", "rate-limit"):
+        key = api.ResourceKey("Upstream", "gw-system", name)
+        assert result.statuses[key].state == "Accepted", result.statuses[key]
+    assert result.statuses[api.ResourceKey("VirtualService", "default", "app")].state == (
+        "Accepted"
+    )
+    clusters = {c.name: c for c in result.proxy.clusters}
+    for name, port in (("extauth", 8083), ("rate-limit", 18081)):
+        cluster = clusters[f"{name}_gw-system"]
+        assert cluster.http2 and cluster.service is not None
+        assert (cluster.service.name, cluster.service.port) == (name, port)
+    listeners = json.dumps(xds_to_data(result.xds)["listeners"])
+    assert '"cluster_name": "extauth_gw-system"' in listeners  # ext_authz
+    assert '"cluster_name": "rate-limit_gw-system"' in listeners  # ratelimit
 
 
 def test_the_image_runs_gw_as_the_chart_expects() -> None:

@@ -14,6 +14,8 @@ from pydantic import ValidationError
 
 from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
+from gw.api.http_listener_option import HttpListenerOption
+from gw.api.matchable import MatchableHttpGateway, MatchableTcpGateway
 from gw.api.meta import Metadata, Model, Resource, ResourceKey, ResourceRef
 from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.orch import ORCH_KINDS, ConfigMap, Endpoints, Pod, Service
@@ -34,7 +36,10 @@ __all__ = [
     "ConfigMap",
     "Endpoints",
     "Gateway",
+    "HttpListenerOption",
     "ManifestError",
+    "MatchableHttpGateway",
+    "MatchableTcpGateway",
     "Metadata",
     "Model",
     "Pod",
@@ -62,11 +67,14 @@ __all__ = [
 KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Gateway,
+    MatchableHttpGateway,
+    MatchableTcpGateway,
     RouteTable,
     Upstream,
     UpstreamGroup,
     VirtualHostOption,
     RouteOption,
+    HttpListenerOption,
     AuthConfig,
     RateLimitConfig,
     Settings,
@@ -162,9 +170,6 @@ def parse_document(doc: Any) -> Resource:
 
 #: The established kinds of gw's groups that gw does not read (yet): what the status says.
 NOT_READ_KINDS = {
-    "MatchableHttpGateway": "a hybrid gateway's delegated HTTP gateway",
-    "MatchableTcpGateway": "a hybrid gateway's delegated TCP gateway",
-    "HttpListenerOption": "httpGateway.options shared by Gateways",
     "ListenerOption": "listener options shared by Gateways",
 }
 

@@ -4,15 +4,12 @@ per-connection limits and HTTP options), HTTP/2 settings, `circuitBreakers` and
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import Literal
 
 from gw.api.duration import Duration
-from gw.api.meta import Model
+from gw.api.meta import Model, UInt32
 
 #: A protobuf `uint32`: Envoy refuses anything larger.
-UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class TcpKeepAlive(Model):

@@ -17,6 +17,8 @@ from typing import Any
 
 from gw.api.authconfig import AuthConfig
 from gw.api.gateway import Gateway
+from gw.api.http_listener_option import HttpListenerOption
+from gw.api.matchable import MatchableHttpGateway, MatchableTcpGateway
 from gw.api.meta import Resource
 from gw.api.options import RouteOption, VirtualHostOption
 from gw.api.proxy import Proxy
@@ -32,9 +34,12 @@ from gw.api.virtualservice import VirtualService
 CRD_KINDS: tuple[type[Resource], ...] = (
     VirtualService,
     Gateway,
+    MatchableHttpGateway,
+    MatchableTcpGateway,
     RouteTable,
     VirtualHostOption,
     RouteOption,
+    HttpListenerOption,
     Upstream,
     UpstreamGroup,
     AuthConfig,
@@ -74,6 +79,9 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
     ],
     "VirtualHostOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "RouteOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "MatchableHttpGateway": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "MatchableTcpGateway": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
+    "HttpListenerOption": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "UpstreamGroup": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "AuthConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],
     "RateLimitConfig": [{"name": "Status", "type": "string", "jsonPath": _STATE}],

@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from gw.api.connection import UInt32
-from gw.api.meta import Model
+from gw.api.meta import Model, UInt32
 from gw.api.tls import UpstreamSslConfig
 
 

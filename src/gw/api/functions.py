@@ -9,6 +9,7 @@ from pydantic import ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from gw.api.aws import AwsDestinationSpec
+from gw.api.azure import AzureDestinationSpec
 from gw.api.meta import Model
 
 
@@ -22,15 +23,15 @@ class ServiceSpec(Model):
 
 
 class DestinationSpec(Model):
-    """One of `aws`, `azure`, `rest` and `grpc`; gw calls only `aws` functions, and refuses
-    the others where they are written (a route, a route table, an upstream group)."""
+    """One of `aws`, `azure`, `rest` and `grpc`; gw calls `aws` and `azure` functions, and
+    refuses the others where they are written (a route, a route table, an upstream group)."""
 
     aws: AwsDestinationSpec | None = None
-    azure: dict[str, Any] | None = None
+    azure: AzureDestinationSpec | None = None
     rest: dict[str, Any] | None = None
     grpc: dict[str, Any] | None = None
 
-    @field_validator("azure", "rest", "grpc")
+    @field_validator("rest", "grpc")
     @classmethod
     def _not_supported(cls, value: Any, info: ValidationInfo) -> Any:
         raise ValueError(

@@ -1,44 +1,35 @@
 """Gateway (`gateway.vendor.io/v1`): one listener (address, port, plain or TLS) on one or
-more proxies, and which VirtualServices it serves (REFERENCE.md §1.9).
-
-Only `httpGateway` is built, with the listener `options` (`api/listener_options.py`) and
-`httpGateway.options` (`api/http_listener_options.py`). `tcpGateway` and `hybridGateway` are
-accepted by the parser (so an established manifest loads and gets a status naming the
-field) and refused by the translator: a listener gw cannot build must not be served
-half-built.
+more proxies, and what it serves (REFERENCE.md §1.9): VirtualServices (`httpGateway`,
+`api/http_gateway.py`), TCP hosts (`tcpGateway`, `api/tcp.py`), or both, told apart by a
+matcher (`hybridGateway`, `api/hybrid.py`); with the listener `options`
+(`api/listener_options.py`) and `routeOptions` (the route configuration's settings,
+here).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
-from gw.api.delegation import SelectorExpression
-from gw.api.http_listener_options import HttpListenerOptions
+from gw.api.http_gateway import HttpGateway, LabelExpressions
+from gw.api.hybrid import HybridGateway
 from gw.api.listener_options import ListenerOptions
-from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.meta import Model, Resource
+from gw.api.tcp import TcpGateway
+
+__all__ = ["DEFAULT_PROXY", "Gateway", "GatewaySpec", "HttpGateway", "LabelExpressions"]
 
 #: The proxy a Gateway lands on when it names none (the deployment of SPEC.md).
 DEFAULT_PROXY = "gateway-proxy"
 
 
-class LabelExpressions(Model):
-    """Label expressions, with RouteTable selectors' operators (`gw.api.delegation`)."""
+class RouteConfigurationOptions(Model):
+    """`routeOptions`: settings of the route configuration the listener is served."""
 
-    expressions: list[SelectorExpression] = []
-
-
-class HttpGateway(Model):
-    """Which VirtualServices the listener serves. Priority when several are set:
-    `virtualServiceExpressions` > `virtualServiceSelector` > `virtualServices`; none set:
-    every VirtualService (of `virtualServiceNamespaces`, `*` or empty meaning all)."""
-
-    virtual_services: list[ResourceRef] = []
-    virtual_service_selector: dict[str, str] = {}
-    virtual_service_expressions: LabelExpressions | None = None
-    virtual_service_namespaces: list[str] = []
-    options: HttpListenerOptions | None = None
+    max_direct_response_body_size_bytes: int | None = Field(default=None, ge=0)
+    #: True: a route's header changes are applied after (so over) its virtual host's.
+    most_specific_header_mutations_wins: bool | None = None
 
 
 class GatewaySpec(Model):
@@ -48,11 +39,10 @@ class GatewaySpec(Model):
     proxy_names: list[str] = [DEFAULT_PROXY]
     use_proxy_proto: bool | None = None
     http_gateway: HttpGateway | None = None
-    # Parsed, then refused by the translator with a status naming the field (not built).
-    tcp_gateway: dict[str, Any] | None = None
-    hybrid_gateway: dict[str, Any] | None = None
+    tcp_gateway: TcpGateway | None = None
+    hybrid_gateway: HybridGateway | None = None
     options: ListenerOptions | None = None
-    route_options: dict[str, Any] | None = None
+    route_options: RouteConfigurationOptions | None = None
 
 
 class Gateway(Resource):

@@ -6,17 +6,14 @@ keep gw's defaults (docs/gateways.md).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
+from typing import Literal
 
 from gw.api.duration import Duration
 from gw.api.headers import HeaderValueOption
-from gw.api.meta import Model
+from gw.api.meta import Model, UInt32
 from gw.api.tracing import ListenerTracingSettings
 
 #: A protobuf `UInt32Value`.
-UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class UuidRequestIdConfigSettings(Model):

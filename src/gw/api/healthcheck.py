@@ -7,10 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gw.api.connection import UInt32
 from gw.api.duration import Duration
 from gw.api.headers import HeaderValueOption
-from gw.api.meta import Model
+from gw.api.meta import Model, UInt32
 
 #: A share in percent, 0 to 100.
 Percent = Annotated[int, Field(ge=0, le=100)]

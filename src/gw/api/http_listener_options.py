@@ -13,18 +13,14 @@ an unknown field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import Field
+from typing import Any, Literal
 
 from gw.api.duration import Duration
 from gw.api.hcm import HttpConnectionManagerSettings
 from gw.api.listener_options import ConnectionLimit
-from gw.api.meta import Model, ResourceRef
+from gw.api.meta import Model, ResourceRef, UInt32
 from gw.api.ratelimit import RateLimitServerSettings
 from gw.api.settings import ExtAuthSettings
-
-UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 #: Established fields gw does not build: manifest name → why (the status says it).
 NOT_BUILT = {

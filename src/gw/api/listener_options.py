@@ -13,9 +13,8 @@ from pydantic import Field
 
 from gw.api.access_log import AccessLoggingService
 from gw.api.duration import Duration
-from gw.api.meta import Model
+from gw.api.meta import Model, UInt32
 
-UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 

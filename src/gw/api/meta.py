@@ -8,12 +8,15 @@ hands out and the translator reads, never mutates.
 from __future__ import annotations
 
 from functools import cache, cached_property
-from typing import Any, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from gw.api.names import NamespaceName, ResourceName
+
+#: An unsigned 32-bit protobuf field of the established API (Envoy refuses anything larger).
+UInt32 = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class Model(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from gw.api.duration import Duration
-from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.meta import Model, Resource, ResourceRef, UInt32
 
 Unit = Literal["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"]
 
@@ -141,8 +141,8 @@ class LocalRateLimit(Model):
     """`localRatelimit`: a token bucket in each Envoy, no server involved. Checked in
     stage 1 (Envoy refuses a fill interval under 50 ms and an empty bucket)."""
 
-    max_tokens: int
-    tokens_per_fill: int | None = None
+    max_tokens: UInt32
+    tokens_per_fill: UInt32 | None = None
     fill_interval: Duration
 
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from gw.api.duration import Duration
+from gw.api.extproc import ExtProcSettings
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import RateLimitServerSettings, RateLimitServiceSettings
 
@@ -181,6 +182,9 @@ class SettingsSpec(Model):
     directory_config_source: DirectoryConfigSource | None = None
     ratelimit_server: RateLimitServerSettings | None = None
     ratelimit: RateLimitServiceSettings | None = None
+    ext_proc_early: ExtProcSettings | None = None
+    ext_proc: ExtProcSettings | None = None
+    ext_proc_late: ExtProcSettings | None = None
     gloo: GlooOptions | None = None
     #: `gloo` under this project's neutral name (read the same way; set only one).
     gw: GlooOptions | None = None

@@ -1,9 +1,10 @@
 """Upstream (`gw.vendor.io/v1`): where routes send traffic — static hosts, an orchestrator
-service, a Unix socket or an AWS Lambda region — and how Envoy talks to it.
+service, a Unix socket, an AWS Lambda region, an Azure function app or a Google Cloud
+service — and how Envoy talks to it.
 
 The options live in their own modules (`loadbalancer`, `healthcheck`, `connection`,
-`failover`, `subsets`, `aws`, `functions`). Kinds and fields gw cannot serve with stock
-Envoy (`awsEc2`, `azure`, `consul`, `gcp`, `ai`, CONNECT tunnelling, ...) are typed loosely
+`failover`, `subsets`, `aws`, `azure`, `gcp`, `functions`). Kinds and fields gw cannot
+serve with stock Envoy (`awsEc2`, `consul`, `ai`, CONNECT tunnelling, ...) are typed loosely
 here so that the translator refuses them by name with the reason, instead of an "unknown
 field" that reads like a typo.
 """
@@ -15,14 +16,16 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from gw.api.aws import AwsUpstreamSpec
-from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, PreconnectPolicy, UInt32
+from gw.api.azure import AzureUpstreamSpec
+from gw.api.connection import CircuitBreakerConfig, ConnectionConfig, PreconnectPolicy
 from gw.api.duration import Duration
 from gw.api.failover import Failover
 from gw.api.functions import ServiceSpec
+from gw.api.gcp import GcpUpstreamSpec
 from gw.api.headers import HeaderValue
 from gw.api.healthcheck import HealthCheck, OutlierDetection
 from gw.api.loadbalancer import LoadBalancerConfig
-from gw.api.meta import Model, Resource
+from gw.api.meta import Model, Resource, UInt32
 from gw.api.subsets import SubsetSpec
 from gw.api.tls import UpstreamSslConfig
 
@@ -70,17 +73,17 @@ class DiscoveryMetadata(Model):
 
 
 class UpstreamSpec(Model):
-    """Exactly one kind: `static`, `orch`, `pipe` or `aws` (`awsEc2`, `azure`, `consul`,
-    `gcp` and `ai` are refused with the reason)."""
+    """Exactly one kind: `static`, `orch`, `pipe`, `aws`, `azure` or `gcp` (`awsEc2`,
+    `consul` and `ai` are refused with the reason)."""
 
     static: StaticSpec | None = None
     orch: OrchSpec | None = None
     pipe: PipeSpec | None = None
     aws: AwsUpstreamSpec | None = None
     aws_ec2: dict[str, Any] | None = None
-    azure: dict[str, Any] | None = None
+    azure: AzureUpstreamSpec | None = None
     consul: dict[str, Any] | None = None
-    gcp: dict[str, Any] | None = None
+    gcp: GcpUpstreamSpec | None = None
     ai: dict[str, Any] | None = None
     ssl_config: UpstreamSslConfig | None = None
     discovery_metadata: DiscoveryMetadata | None = None

@@ -9,11 +9,13 @@ from pydantic import Field
 from gw.api.cors import CorsPolicy
 from gw.api.delegation import DelegateAction, OptionsConfigRefs
 from gw.api.duration import Duration
+from gw.api.dynamicforwardproxy import DynamicForwardProxyRoute
 from gw.api.extauth import ExtAuthExtension
 from gw.api.functions import DestinationSpec
 from gw.api.headers import HeaderManipulation
 from gw.api.jwt import JwtStagedRoute, JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.loadbalancer import RouteActionHashConfig
+from gw.api.matching import RegexMatchAndSubstitute
 from gw.api.meta import Model, Resource, ResourceRef
 from gw.api.ratelimit import (
     IngressRateLimit,
@@ -26,6 +28,11 @@ from gw.api.rbac import Rbac
 from gw.api.retries import RetryPolicy
 from gw.api.subsets import Subset
 from gw.api.tls import SslConfig
+from gw.api.traffic import (
+    DestinationTrafficOptions,
+    RouteTrafficOptions,
+    VirtualHostTrafficOptions,
+)
 from gw.api.transform import Transformations, TransformationStages
 
 
@@ -42,12 +49,18 @@ class QueryParameterMatcher(Model):
     regex: bool = False
 
 
+class ConnectMatcher(Model):
+    """Matches HTTP CONNECT requests (no fields)."""
+
+
 class Matcher(Model):
-    """A request match. Exactly one path specifier (`prefix`, `exact` or `regex`)."""
+    """A request match. Exactly one path specifier (`prefix`, `exact`, `regex` or
+    `connectMatcher`)."""
 
     prefix: str | None = None
     exact: str | None = None
     regex: str | None = None
+    connect_matcher: ConnectMatcher | None = None
     case_sensitive: bool | None = None
     headers: list[HeaderMatcher] = []
     query_parameters: list[QueryParameterMatcher] = []
@@ -79,7 +92,7 @@ class Destination(Model):
 MAX_TOTAL_WEIGHT = 2**32 - 1
 
 
-class WeightedDestinationOptions(Model):
+class WeightedDestinationOptions(DestinationTrafficOptions):
     staged_transformations: TransformationStages | None = None
     transformations: Transformations | None = None
 
@@ -98,6 +111,8 @@ class RouteAction(Model):
     single: Destination | None = None
     multi: MultiDestination | None = None
     upstream_group: ResourceRef | None = None
+    cluster_header: str | None = None
+    dynamic_forward_proxy: DynamicForwardProxyRoute | None = None
 
 
 class DirectResponseAction(Model):
@@ -109,6 +124,7 @@ class RedirectAction(Model):
     host_redirect: str | None = None
     path_redirect: str | None = None
     prefix_rewrite: str | None = None
+    regex_rewrite: RegexMatchAndSubstitute | None = None
     response_code: (
         Literal[
             "MOVED_PERMANENTLY", "FOUND", "SEE_OTHER", "TEMPORARY_REDIRECT", "PERMANENT_REDIRECT"
@@ -120,7 +136,22 @@ class RedirectAction(Model):
     port_redirect: int | None = None
 
 
-class RouteOptions(Model):
+#: The rate-limit places of the established API, each a oneof (configs or inline actions).
+_RATE_LIMIT_ONEOFS = (
+    frozenset({"ratelimit", "rate_limit_configs"}),
+    frozenset({"ratelimit_early", "rate_limit_early_configs"}),
+    frozenset({"ratelimit_regular", "rate_limit_regular_configs"}),
+)
+
+
+class RouteOptions(RouteTrafficOptions):
+    #: Each merges as one field (optionsConfigRefs, delegation): see `RouteTrafficOptions`.
+    ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
+        *RouteTrafficOptions.ONEOFS,
+        frozenset({"jwt", "jwt_staged", "jwt_providers_staged"}),
+        *_RATE_LIMIT_ONEOFS,
+    )
+
     prefix_rewrite: str | None = None
     timeout: Duration | None = None
     host_rewrite: str | None = None
@@ -159,7 +190,12 @@ class Route(Model):
     name: str | None = None
 
 
-class VirtualHostOptions(Model):
+class VirtualHostOptions(VirtualHostTrafficOptions):
+    ONEOFS: ClassVar[tuple[frozenset[str], ...]] = (
+        frozenset({"jwt", "jwt_staged"}),
+        *_RATE_LIMIT_ONEOFS,
+    )
+
     jwt: VhostJwt | None = None
     rbac: Rbac | None = None
     extauth: ExtAuthExtension | None = None

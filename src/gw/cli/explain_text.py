@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gw.explain.endpoints import DNS_NOTE, NO_HEALTHY_UPSTREAM
+from gw.explain.explanation import upstream_failed
 
 if TYPE_CHECKING:
     from gw.explain.explanation import Explanation, FilterStep, Outcome, RouteCheck
     from gw.explain.served import RouteSource
     from gw.probe import Sent
-
-_UPSTREAM_FAILED = "upstream connect error"
 
 
 def render(explanation: Explanation, note: str, sent: Sent | None) -> str:
@@ -123,16 +122,19 @@ def _sent(sent: Sent) -> list[str]:
 
 def difference(explanation: Explanation, sent: Sent) -> str | None:
     """How what the proxy did differs from the prediction; None when it does not (or the
-    prediction left the answer to the extauth server)."""
+    prediction left the answer to the extauth server or an external processor, or a filter
+    gives that answer to a share of requests)."""
     outcome = explanation.outcome
-    if outcome.action == "extauth":
+    if outcome.action == "extauth" or explanation.asks_a_processor():
         return None
     if outcome.action == "close":
         return None if sent.error else f"the proxy answered {sent.status}"
     if sent.error:
         return f"no answer ({sent.error})"
+    if explanation.may_answer(sent.status, sent.body):
+        return None
     if outcome.action == "forward":
-        failed = sent.status == 503 and sent.body.startswith(_UPSTREAM_FAILED)
+        failed = upstream_failed(sent.status, sent.body)
         # Names that did not resolve: what the DNS note of every destination says may happen.
         unresolved = sent.status == 503 and sent.body == NO_HEALTHY_UPSTREAM
         unresolved &= all(d.resolved_by_dns for d in outcome.destinations)

@@ -23,13 +23,14 @@ def gateway_table(resources: list[dict[str, Any]]) -> str:
     for r in resources:
         spec = r.get("spec", {})
         http = spec.get("httpGateway")
+        selection = _selection_text(http) if http is not None else _other_text(spec)
         rows.append(
             [
                 r["metadata"]["name"],
                 f"{spec.get('bindAddress', '::')}:{spec.get('bindPort', 8080)}",
                 "true" if spec.get("ssl") else "false",
                 "\n".join(spec.get("proxyNames") or ["gateway-proxy"]),
-                _selection_text(http) if http is not None else "",
+                selection,
                 state_text(r),
             ]
         )
@@ -62,6 +63,24 @@ def _selection_text(http: dict[str, Any]) -> str:
     return "all in " + ",".join(namespaces)
 
 
+def _other_text(spec: dict[str, Any]) -> str:
+    """What a TCP or hybrid gateway serves, in a few words."""
+    if (tcp := spec.get("tcpGateway")) is not None:
+        hosts = tcp.get("tcpHosts") or []
+        return f"tcp: {len(hosts)} host{'s' if len(hosts) != 1 else ''}"
+    hybrid = spec.get("hybridGateway") or {}
+    if hybrid.get("matchedGateways") is not None:
+        return f"hybrid: {len(hybrid['matchedGateways'])} matched"
+    delegated = [k for k in ("delegatedHttpGateways", "delegatedTcpGateways") if k in hybrid]
+    return f"hybrid: {', '.join(delegated)}" if delegated else ""
+
+
+def _virtual_hosts(listener: dict[str, Any]) -> list[dict[str, Any]]:
+    """The virtual hosts of a listener, or of each HTTP part of a hybrid one."""
+    parts = (listener.get("hybridListener") or {}).get("matchedListeners") or [listener]
+    return [v for part in parts for v in (part.get("httpListener") or {}).get("virtualHosts", [])]
+
+
 def proxies_of(
     install: Install, kind: str, name: str | None, namespace: str | None
 ) -> list[dict[str, Any]]:
@@ -85,9 +104,7 @@ def proxy_table(proxies: list[dict[str, Any]]) -> str:
     rows = []
     for p in proxies:
         listeners = p["spec"]["listeners"]
-        vhosts = sorted(
-            {v["name"] for lis in listeners for v in lis["httpListener"]["virtualHosts"]}
-        )
+        vhosts = sorted({v["name"] for lis in listeners for v in _virtual_hosts(lis)})
         rows.append(
             [
                 p["metadata"]["name"],

@@ -24,7 +24,7 @@ from gw.logs import configure_logging  # noqa: E402
 if TYPE_CHECKING:
     from gw.lifecycle import Server
     from gw.servers import Serving
-    from gw.translator.options import Options
+    from gw.translator.options import InstalledServer, Options
     from gw.xds.component import Placement
 
 app = typer.Typer(
@@ -110,6 +110,7 @@ def up(
     discovery: Annotated[
         bool, typer.Option(help="Discover upstreams from the folder's Services.")
     ] = True,
+    gcp_metadata_server: GcpMetadataServer = defaults.GCP_METADATA_SERVER,
     instance: Annotated[
         str | None,
         typer.Option(
@@ -131,6 +132,7 @@ def up(
     from gw.up import UpOptions, gw_home
     from gw.up import up as run_up
 
+    metadata = metadata_server(gcp_metadata_server)
     try:
         claimed = claim(gw_home(), folder, instance)
     except InstanceError as exc:
@@ -156,6 +158,7 @@ def up(
         concurrency=concurrency,
         max_downstream_connections=global_downstream_max_connections,
         discovery=discovery,
+        gcp_metadata_server=metadata,
         home=home,
         route_stats=route_stats,
         console_send=console_send,
@@ -189,6 +192,14 @@ OrchFlag = Annotated[
 ]
 GatewayNamespace = Annotated[
     str, typer.Option(envvar="POD_NAMESPACE", help="The gateway (controller) namespace.")
+]
+GcpMetadataServer = Annotated[
+    str,
+    typer.Option(
+        envvar="GCE_METADATA_HOST",
+        help="The GCP metadata server (host[:port]) the proxies get identity tokens from, "
+        "for gcp Upstreams.",
+    ),
 ]
 InProcessDiscovery = Annotated[
     bool, typer.Option(help="Discover upstreams in process (off when `gw discovery` runs).")
@@ -251,6 +262,7 @@ def controlplane(
     log_level: LogLevel = defaults.LOG_LEVEL,
     discovery: InProcessDiscovery = True,
     route_stats: RouteStats = False,
+    gcp_metadata_server: GcpMetadataServer = defaults.GCP_METADATA_SERVER,
 ) -> None:
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
@@ -267,6 +279,7 @@ def controlplane(
         http_port=http_port,
         https_port=https_port,
         route_stats=route_stats,
+        gcp_metadata_server=metadata_server(gcp_metadata_server),
     )
     serving = Serving(
         bind=bind,
@@ -295,6 +308,16 @@ def controlplane(
         allow_warnings=allow_warnings,
     )
     run_command(runner.run(orch_options, options, serving))
+
+
+def metadata_server(address: str) -> InstalledServer:
+    """`--gcp-metadata-server`, checked."""
+    from gw.translator.options import InstalledServer
+
+    try:
+        return InstalledServer.parse(address, 80)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--gcp-metadata-server") from None
 
 
 async def _serve_folder(folder: Path, options: Options, serving: Serving) -> None:

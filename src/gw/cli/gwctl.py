@@ -23,6 +23,7 @@ from gw.cli import (
     explain,
     get,
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
+    get_matchable,  # noqa: F401 (adds `get matchablehttpgateway` and the like)
     get_more,  # noqa: F401 (adds `get authconfig`, `secret`, `settings` ...)
     get_options,  # noqa: F401 (adds `get virtualhostoption` and `get routeoption`)
     get_routes,  # noqa: F401 (adds `get virtualservice`, `routetable`, `upstreamgroup`)

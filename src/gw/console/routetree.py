@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 
 from gw.explain.explanation import Destination
-from gw.explain.listeners import listener_address, manager_of
+from gw.explain.listeners import chain_terminates_tls, listener_address, manager_of
 from gw.explain.matching import describe_match
 from gw.explain.outcome import forwarded_to
 from gw.explain.served import Origin, Served
@@ -223,6 +223,6 @@ def _listeners_of_route_configs(served: Served) -> tuple[dict[str, list[str]], s
             at = out.setdefault(name, [])
             if listener_address(listener) not in at:
                 at.append(listener_address(listener))
-            if chain.HasField("transport_socket"):
+            if chain_terminates_tls(chain):
                 tls.add(name)
     return out, tls

@@ -8,6 +8,9 @@ from typing import Any
 
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 from envoy.config.route.v3 import route_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
@@ -52,4 +55,16 @@ def unpack(found: any_pb2.Any | None, message: Message) -> Any:
     if found is None:
         return None
     found.Unpack(message)
+    return message
+
+
+def route_or_listener(
+    found: any_pb2.Any | None, listener: hcm_pb2.HttpFilter, message: Message
+) -> Any:
+    """A filter whose per-route config is its whole config: the route's (`found`), else
+    the listener's (`listener.typed_config`), as `message`."""
+    if found is not None:
+        found.Unpack(message)
+    else:
+        listener.typed_config.Unpack(message)
     return message

@@ -28,6 +28,7 @@ from gw.explain.outcome import header_changes, route_outcome
 from gw.explain.paths import PreparedPath, prepare_path
 from gw.explain.request import Request
 from gw.explain.served import Served
+from gw.explain.tcp import tcp_outcome
 
 _UNESCAPE_AND_REDIRECT = hcm_pb2.HttpConnectionManager.UNESCAPE_AND_REDIRECT
 
@@ -37,6 +38,10 @@ def explain(served: Served, request: Request, *, port: int, now: float) -> Expla
     time tokens are checked against (seconds since the epoch)."""
     line = f"{request.method} {request.scheme}://{request.authority}{request.target}"
     conn = listeners.connect(served, request, port)
+    if conn.closed is None and conn.manager is None and conn.chain is not None:
+        proxied = tcp_outcome(conn.chain, request, served)
+        closed = Outcome(action="close", by="listener", reason="the chain runs no HTTP")
+        return Explanation(request=line, connection=conn.steps, outcome=proxied or closed)
     if conn.closed is not None or conn.manager is None or conn.routes is None:
         outcome = Outcome(action="close", by="listener", reason=conn.closed or "")
         if conn.routes is None and conn.manager is not None:

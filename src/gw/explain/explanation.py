@@ -10,6 +10,16 @@ from typing import Any, Literal
 from gw.explain.served import Origin, RouteSource
 
 Action = Literal["forward", "respond", "close", "extauth"]
+#: How a filter's verdict starts when it answers only a share of requests (a fault, CSRF):
+#: `may respond 503 fault filter abort (2.5% of requests)`.
+CHANCE = "may respond"
+#: How Envoy's answer starts when the upstream could not be reached.
+_UPSTREAM_FAILURES = ("upstream connect error", "DNS resolution failure")
+
+
+def upstream_failed(status: int | None, body: str) -> bool:
+    """Envoy's own 503 for an upstream it could not connect to (or not resolve)."""
+    return status == 503 and body.startswith(_UPSTREAM_FAILURES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +88,8 @@ class Outcome:
                 f"{d.cluster} ({d.share:g}%)" if len(self.destinations) > 1 else d.cluster
                 for d in self.destinations
             )
+            if self.by.startswith("tcp proxy"):  # no HTTP in Envoy: the bytes go as they are
+                return f"proxied over TCP to {names}" + self.by.removeprefix("tcp proxy")
             return f"forwarded to {names}; the upstream answers"
         if self.action == "extauth":
             return f"the extauth server decides ({self.reason})"
@@ -107,6 +119,14 @@ class Explanation:
     header_changes: tuple[str, ...] = ()
     outcome: Outcome
     notes: tuple[str, ...] = ()
+
+    def asks_a_processor(self) -> bool:
+        """An external processor sees the request: it may change it or answer it itself."""
+        return any(f.kind == "ext_proc" and f.acts for f in self.filters)
+
+    def may_answer(self, status: int | None, body: str) -> bool:
+        """A filter answers a share of requests with exactly this status and body."""
+        return any(f.verdict.startswith(f"{CHANCE} {status} {body} (") for f in self.filters)
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = dataclasses.asdict(self)

@@ -23,8 +23,8 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 )
 from google.protobuf import any_pb2
 
-from gw.explain import aws, headers, jwt, ratelimits, rbac
-from gw.explain.context import Context, Result, Stop, unpack
+from gw.explain import aws, headers, jwt, ratelimits, rbac, traffic
+from gw.explain.context import Context, Result, Stop, route_or_listener, unpack
 from gw.explain.explanation import FilterStep
 
 _FILTER_CONFIG = "type.googleapis.com/envoy.config.route.v3.FilterConfig"
@@ -168,10 +168,7 @@ def _ext_authz(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Res
 
 
 def _local_ratelimit(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
-    config = unpack(found, local_pb2.LocalRateLimit())
-    if config is None:
-        config = local_pb2.LocalRateLimit()
-        http_filter.typed_config.Unpack(config)
+    config = route_or_listener(found, http_filter, local_pb2.LocalRateLimit())
     summary, details, verdict = ratelimits.describe_local(config)
     step = FilterStep(
         name=http_filter.name,
@@ -215,4 +212,12 @@ _HANDLERS: Mapping[str, tuple[str, Callable[[hcm_pb2.HttpFilter, Any, Context], 
     _HTTP + "header_mutation.v3.HeaderMutation": ("transformation", headers.mutate),
     _HTTP + "lua.v3.Lua": ("transformation", headers.lua),
     _HTTP + "aws_lambda.v3.Config": (aws.KIND, aws.aws_lambda),
+    _HTTP + "fault.v3.HTTPFault": ("fault", traffic.fault),
+    _HTTP + "ext_proc.v3.ExternalProcessor": ("ext_proc", traffic.ext_proc),
+    _HTTP + "csrf.v3.CsrfPolicy": ("csrf", traffic.csrf),
+    _HTTP + "buffer.v3.Buffer": ("buffer", traffic.buffer),
+    _HTTP + "dynamic_forward_proxy.v3.FilterConfig": (
+        "dynamic_forward_proxy",
+        traffic.dynamic_forward_proxy,
+    ),
 }

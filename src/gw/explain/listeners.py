@@ -4,13 +4,16 @@ connection manager (and route configuration) that chain runs.
 Listeners are told apart by port (and by address when two share a port). Filter chains, as
 Envoy picks them for what gw configures: by the SNI of the TLS handshake (exact server name,
 then the longest `*.` wildcard that matches, then a chain without server names), a plain
-connection having no SNI; a chain that names a transport protocol other than the
+connection having no SNI; among the chains of that server name, by the client's address
+(the most specific source range that holds it, else a chain without source ranges: a
+hybrid gateway's parts); a chain that names a transport protocol other than the
 connection's is skipped; no chain left means the connection is closed (gw's HTTPS listener
 has no default chain: a client asking for a name gw does not serve gets no certificate).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +24,7 @@ from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_p
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
+from envoy.extensions.transport_sockets.tcp_stats.v3 import tcp_stats_pb2
 from envoy.extensions.transport_sockets.tls.v3 import tls_pb2
 
 from gw.explain.request import Request
@@ -40,7 +44,8 @@ class Connection:
     routes: route_pb2.RouteConfiguration | None
     #: One line per decision: the listener, the chain, the route configuration.
     steps: tuple[str, ...]
-    #: Why the connection goes no further (None: it reaches the HTTP connection manager).
+    #: Why the connection goes no further (None: it reaches the HTTP connection manager, or
+    #: a chain without one, `manager` None, whose TCP proxy `tcp.py` explains).
     closed: str | None = None
 
 
@@ -89,8 +94,18 @@ def connect(served: Served, request: Request, port: int) -> Connection:
             "send: the TLS handshake fails",
         )
     manager = manager_of(chain)
-    if manager is None:
-        return Connection(listener, chain, None, None, tuple(steps), "the chain runs no HTTP")
+    if manager is None:  # a TCP proxy (`tcp.py`), or nothing explain knows
+        return Connection(listener, chain, None, None, tuple(steps))
+    if request.tls and not chain_terminates_tls(chain):
+        return Connection(
+            listener,
+            chain,
+            None,
+            None,
+            tuple(steps),
+            f"filter chain {_name(chain)} serves plain HTTP: a TLS client's handshake gets no "
+            "answer (use an http:// URL)",
+        )
     if manager.HasField("route_config"):
         routes = manager.route_config
         steps.append(f"inline route configuration {routes.name or '(unnamed)'}")
@@ -123,22 +138,24 @@ def select_chain(
     ]
     sni = request.sni.lower() if request.sni else None
     if sni is not None:
-        for chain in usable:
-            if sni in (n.lower() for n in chain.filter_chain_match.server_names):
-                return chain, f"filter chain {_name(chain)}: SNI {sni!r} is one of its server names"
+        exact = [c for c in usable if sni in (n.lower() for n in c.filter_chain_match.server_names)]
+        if exact:
+            return _by_source(exact, request, f"SNI {sni!r} is one of its server names")
         wildcards = [
             (name.lower()[1:], chain)
             for chain in usable
             for name in chain.filter_chain_match.server_names
             if name.startswith("*.")
         ]
-        for suffix, chain in sorted(wildcards, key=lambda w: len(w[0]), reverse=True):
-            if sni.endswith(suffix):
-                return chain, f"filter chain {_name(chain)}: SNI {sni!r} matches '*{suffix}'"
-    plain = [c for c in usable if not c.filter_chain_match.server_names]
+        matching = [(s, c) for s, c in wildcards if sni.endswith(s)]
+        if matching:
+            suffix = max(len(s) for s, _ in matching)
+            longest = [c for s, c in matching if len(s) == suffix]
+            return _by_source(longest, request, f"SNI {sni!r} matches '*{sni[-suffix:]}'")
+    plain = _from([c for c in usable if not c.filter_chain_match.server_names], request.source_ip)
     if plain:
         chain = plain[0]
-        tls = chain.HasField("transport_socket")
+        tls = chain_terminates_tls(chain)
         if tls and not request.tls:
             return None, (
                 f"the listener on port {listener_port(listener)} terminates TLS: a plain HTTP "
@@ -148,7 +165,7 @@ def select_chain(
         return chain, f"filter chain {_name(chain)}: the chain without server names ({why})"
     if listener.HasField("default_filter_chain"):
         return listener.default_filter_chain, "the listener's default filter chain"
-    if not request.tls and any(c.HasField("transport_socket") for c in chains):
+    if not request.tls and any(chain_terminates_tls(c) for c in chains):
         return None, (
             f"the listener on port {listener_port(listener)} terminates TLS: a plain HTTP "
             "request gets no answer (use an https:// URL)"
@@ -159,6 +176,40 @@ def select_chain(
         f"no filter chain takes a connection with {asked} (server names: {', '.join(names)}): "
         "Envoy closes it during the TLS handshake"
     )
+
+
+def _by_source(
+    chains: Sequence[lc_pb2.FilterChain], request: Request, why: str
+) -> tuple[lc_pb2.FilterChain | None, str]:
+    """Among the chains of one server name, the one for the client's address."""
+    found = _from(chains, request.source_ip)
+    if not found:
+        return None, (
+            f"the filter chains for that server name take no client from {request.source_ip}: "
+            "Envoy closes the connection"
+        )
+    return found[0], f"filter chain {_name(found[0])}: {why}"
+
+
+def _from(chains: Sequence[lc_pb2.FilterChain], source: str) -> list[lc_pb2.FilterChain]:
+    """The chains Envoy considers for a client at `source`: those whose most specific
+    source range holds it, else those without source ranges."""
+    client = ipaddress.ip_address(source)
+    scored: list[tuple[int, lc_pb2.FilterChain]] = []
+    for chain in chains:
+        ranges = chain.filter_chain_match.source_prefix_ranges
+        if not ranges:
+            scored.append((0, chain))
+            continue
+        lengths = [
+            r.prefix_len.value + 1
+            for r in ranges
+            if client in ipaddress.ip_network(f"{r.address_prefix}/{r.prefix_len.value}", False)
+        ]
+        if lengths:
+            scored.append((max(lengths), chain))
+    best = max((score for score, _ in scored), default=None)
+    return [chain for score, chain in scored if score == best]
 
 
 def _name(chain: lc_pb2.FilterChain) -> str:
@@ -174,8 +225,23 @@ def manager_of(chain: lc_pb2.FilterChain) -> hcm_pb2.HttpConnectionManager | Non
     return None
 
 
+def tls_context(chain: lc_pb2.FilterChain) -> tls_pb2.DownstreamTlsContext | None:
+    """The chain's TLS settings; None for a plain chain. A chain with `tcpStats` has its
+    transport socket (TLS or plain bytes) inside Envoy's `tcp_stats` socket."""
+    socket = chain.transport_socket
+    stats = tcp_stats_pb2.Config()
+    if socket.typed_config.Unpack(stats):
+        socket = stats.transport_socket
+    context = tls_pb2.DownstreamTlsContext()
+    return context if socket.typed_config.Unpack(context) else None
+
+
+def chain_terminates_tls(chain: lc_pb2.FilterChain) -> bool:
+    return tls_context(chain) is not None
+
+
 def terminates_tls(listener: listener_pb2.Listener) -> bool:
-    return any(c.HasField("transport_socket") for c in listener.filter_chains)
+    return any(chain_terminates_tls(c) for c in listener.filter_chains)
 
 
 def choose_port(served: Served, request: Request, proxy_port: int | None) -> tuple[int | None, str]:
@@ -201,10 +267,8 @@ def requires_client_certificate(chain: lc_pb2.FilterChain) -> bool:
     """A client certificate is required, or checks are set that only a certificate can pass
     (subject alt names, hashes): Envoy then fails a handshake without one, whatever
     `require_client_certificate` says."""
-    if not chain.HasField("transport_socket"):
-        return False
-    context = tls_pb2.DownstreamTlsContext()
-    if not chain.transport_socket.typed_config.Unpack(context):
+    context = tls_context(chain)
+    if context is None:
         return False
     common = context.common_tls_context
     validation = (

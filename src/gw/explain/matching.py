@@ -163,8 +163,15 @@ _REPEATED = frozenset({"dynamic_metadata", "filter_state"})
 def route_check(
     match: rc_pb2.RouteMatch, request: Request, prepared: PreparedPath
 ) -> tuple[bool, list[Check]]:
-    """Whether the route matches, and every condition with its result."""
-    checks = [_path_check(match, prepared.path)]
+    """Whether the route matches, and every condition with its result. A CONNECT request
+    carries no path: only `connect_matcher` routes take it, and they take nothing else."""
+    connect = request.method == "CONNECT"
+    if match.WhichOneof("path_specifier") == "connect_matcher":
+        checks = [Check(connect, "a CONNECT request")]
+    elif connect:
+        checks = [Check(False, "a CONNECT request has no path: only CONNECT routes take it")]
+    else:
+        checks = [_path_check(match, prepared.path)]
     checks += [header_check(h, request) for h in match.headers]
     params = query_params(prepared.query)
     checks += [query_check(q, params) for q in match.query_parameters]
@@ -200,6 +207,8 @@ def describe_match(match: rc_pb2.RouteMatch) -> str:
     kind = match.WhichOneof("path_specifier")
     if kind == "safe_regex":
         parts = [f"regex {match.safe_regex.regex}"]
+    elif kind == "connect_matcher":
+        parts = ["CONNECT requests"]
     else:
         parts = [f"{'exact' if kind == 'path' else kind} {getattr(match, kind or 'prefix')}"]
     if match.HasField("case_sensitive") and not match.case_sensitive.value:

@@ -2,11 +2,12 @@
 (`direct_response`, `redirect`), or forward it to a cluster (one, or several by weight) and
 one of the cluster's endpoints.
 
-A cluster the route names but that is not served answers 503 with an empty body; a cluster
-whose load balancer has nothing to pick from (`endpoints.pick`: no healthy endpoint, or a
-hashing balancer whose localities have no weight) answers 503 `no healthy upstream`: both as
-Envoy does. Otherwise the upstream answers, and explain says which endpoints may be asked
-and with what path.
+A cluster the route names (or a request header names, `cluster_header`) but that is not
+served answers 503 with an empty body; a cluster whose load balancer has nothing to pick
+from (`endpoints.pick`: no healthy endpoint, or a hashing balancer whose localities have no
+weight) answers 503 `no healthy upstream`: both as Envoy does. The dynamic forward proxy's
+cluster connects to the host the request (or the route) names, resolved by DNS. Otherwise
+the upstream answers, and explain says which endpoints may be asked and with what path.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ from __future__ import annotations
 from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.extensions.filters.http.dynamic_forward_proxy.v3 import (
+    dynamic_forward_proxy_pb2 as dfp_pb2,
+)
 
 from gw.explain.endpoints import NO_HEALTHY_UPSTREAM, pick
 from gw.explain.explanation import Destination, Outcome
 from gw.explain.paths import PreparedPath
 from gw.explain.request import Request
 from gw.explain.served import Served
+from gw.explain.traffic import upstream_host
+from gw.translator.envoy.azure import SECRET_HEADERS
 from gw.translator.regex import compile_like_envoy
 
+DYNAMIC_FORWARD_PROXY = "envoy.clusters.dynamic_forward_proxy"
 _REDIRECT_CODES = {
     rc_pb2.RedirectAction.MOVED_PERMANENTLY: 301,
     rc_pb2.RedirectAction.FOUND: 302,
@@ -93,7 +100,7 @@ def _forward(
     route: rc_pb2.Route, request: Request, prepared: PreparedPath, served: Served
 ) -> Outcome:
     action = route.route
-    destinations = forwarded_to(action, served)
+    destinations = forwarded_to(action, served, request, _dns_target(route, request))
     path = prepared.path
     if action.prefix_rewrite:
         path = _rewrite_prefix(route.match, path, action.prefix_rewrite)
@@ -130,27 +137,52 @@ def _forward(
     )
 
 
-def forwarded_to(action: rc_pb2.RouteAction, served: Served) -> list[Destination]:
-    """The clusters a route action forwards to, with their weights, shares and endpoints."""
+def forwarded_to(
+    action: rc_pb2.RouteAction,
+    served: Served,
+    request: Request | None = None,
+    dns_host: str = "",
+) -> list[Destination]:
+    """The clusters a route action forwards to, with their weights, shares and endpoints;
+    for a request (`request`) the cluster its header names, and where the dynamic forward
+    proxy's cluster would connect (`dns_host`). Without a request (the console's route
+    tree), a cluster named by a header is shown as none."""
     if action.HasField("weighted_clusters"):
         weighted = [(c.name, c.weight.value) for c in action.weighted_clusters.clusters]
+    elif action.cluster_header:
+        sent = request.values(action.cluster_header) if request is not None else ()
+        weighted = [(sent[0] if sent else "", 1)]
     else:
         weighted = [(action.cluster, 1)]
     total = sum(w for _, w in weighted) or 1
-    return [_destination(name, weight, weight * 100 / total, served) for name, weight in weighted]
+    return [
+        _destination(name, weight, weight * 100 / total, served, dns_host)
+        for name, weight in weighted
+    ]
 
 
-def _destination(name: str, weight: int, share: float, served: Served) -> Destination:
+def cluster_destination(name: str, weight: int, share: float, served: Served) -> Destination:
+    """Cluster `name` with its healthy endpoints (or why it has none), as a destination."""
+    return _destination(name, weight, share, served, "")
+
+
+def _destination(
+    name: str, weight: int, share: float, served: Served, dns_host: str
+) -> Destination:
     upstream = served.sources.clusters.get(name)
     cluster = served.clusters.get(name)
     if cluster is None:
         return Destination(
-            cluster=name,
+            cluster=name or "(no cluster named)",
             weight=weight,
             share=round(share, 2),
             endpoints=(),
             upstream=upstream,
             note="not served: Envoy answers 503",
+        )
+    if cluster.cluster_type.name == DYNAMIC_FORWARD_PROXY:
+        return Destination(
+            cluster=name, weight=weight, share=round(share, 2), endpoints=(dns_host,)
         )
     picked = pick(cluster, _assignment(cluster, served))
     note = ""
@@ -166,6 +198,18 @@ def _destination(name: str, weight: int, share: float, served: Served) -> Destin
         upstream=upstream,
         note=note,
     )
+
+
+def _dns_target(route: rc_pb2.Route, request: Request) -> str:
+    """Where the dynamic forward proxy would connect for this route (`host:port`)."""
+    per_route = None
+    for config in route.typed_per_filter_config.values():
+        if config.type_url.endswith(".dynamic_forward_proxy.v3.PerRouteConfig"):
+            per_route = dfp_pb2.PerRouteConfig()
+            config.Unpack(per_route)
+    host = upstream_host(per_route, request.values, request.authority)
+    _, port = _split_authority(host)
+    return host if port else f"{host}:80"
 
 
 def _assignment(
@@ -188,9 +232,15 @@ def header_changes(route: rc_pb2.Route, vhost: rc_pb2.VirtualHost) -> tuple[str,
     out = []
     for where, holder in (("route", route), ("virtual host", vhost)):
         for option in holder.request_headers_to_add:
-            out.append(f"{where}: request header {option.header.key}: {option.header.value}")
+            value = _shown(option.header.key, option.header.value)
+            out.append(f"{where}: request header {option.header.key}: {value}")
         out += [f"{where}: removes request header {h}" for h in holder.request_headers_to_remove]
         for option in holder.response_headers_to_add:
             out.append(f"{where}: response header {option.header.key}: {option.header.value}")
         out += [f"{where}: removes response header {h}" for h in holder.response_headers_to_remove]
     return tuple(out)
+
+
+def _shown(name: str, value: str) -> str:
+    """A header's value, unless it is a secret (an Azure function key)."""
+    return "<redacted>" if name.lower() in SECRET_HEADERS else value

@@ -78,6 +78,8 @@ class Request:
         authority = next((v for n, v in pairs if n == "host"), parts.netloc.rpartition("@")[2])
         pairs = [(n, v) for n, v in pairs if n != "host"]
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if method.upper() == "CONNECT":
+            target = authority  # a CONNECT request names where to connect, not a path
         if source_ip is not None and _address(source_ip) is None:
             raise RequestError(f"--from {source_ip!r} is not an IP address")
         server_name = sni

@@ -100,7 +100,10 @@ def sources_from_proxy(proxy: Mapping[str, Any], locate: Locate | None = None) -
 
     routes: dict[str, RouteSource] = {}
     vhosts: dict[str, Origin] = {}
-    for listener in proxy.get("listeners") or []:
+    listeners = list(proxy.get("listeners") or [])
+    # A hybrid listener's HTTP parts hold their own virtual hosts.
+    listeners += [p["http"] for lis in listeners for p in lis.get("matched") or [] if p.get("http")]
+    for listener in listeners:
         for vhost in listener.get("virtual_hosts") or []:
             if vhost.get("source"):
                 vhosts[vhost["name"]] = origin(vhost["source"])

@@ -14,13 +14,15 @@ from google.protobuf.message import Message
 from gw.api.status import Status
 from gw.translator import ir
 from gw.translator.envoy import Xds, protos
+from gw.translator.envoy.azure import SECRET_HEADERS
 
 REDACTED = "<redacted>"
 #: Secret values by field name, wherever they sit (the extauth contract's too: basic-auth
 #: salts and hashes, API key digests and the secret values copied into headers; AWS
-#: credentials).
+#: credentials; Azure function keys).
 _SECRET_FIELDS = frozenset(
     {
+        "function_key",
         "private_key",
         "client_secret",
         "password",
@@ -41,7 +43,18 @@ def proxy_to_data(proxy: ir.Proxy) -> dict[str, Any]:
         data.pop("auth_configs", None)  # most proxies have none: keep their dumps short
     if not data.get("rate_limit_configs"):
         data.pop("rate_limit_configs", None)
+    for listener in data.get("listeners", []):
+        _drop_no_parts(listener)
     return data
+
+
+def _drop_no_parts(listener: dict[str, Any]) -> None:
+    """Only hybrid listeners have parts: the others' dumps stay as they were."""
+    if not listener.get("matched"):
+        listener.pop("matched", None)
+    for part in listener.get("matched", []):
+        if part.get("http") is not None:
+            _drop_no_parts(part["http"])
 
 
 def message_to_data(message: Message) -> dict[str, Any]:
@@ -81,6 +94,8 @@ def short_type(type_url: str) -> str:
 
 def redact(data: Any) -> Any:
     if isinstance(data, dict):
+        if str(data.get("key", "")).lower() in SECRET_HEADERS and "value" in data:
+            data = {**data, "value": REDACTED}
         return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]
@@ -113,18 +128,46 @@ def proxy_resource(proxy: ir.Proxy, status: Status | None = None) -> dict[str, A
 
 
 def _listener_data(listener: ir.Listener) -> dict[str, Any]:
-    vhosts = listener.virtual_hosts
     data: dict[str, Any] = {
         "name": listener.name,
         "bindAddress": listener.address,
         "bindPort": listener.port,
-        "httpListener": {"virtualHosts": [_vhost_data(v) for v in vhosts]},
     }
+    if listener.tcp is not None:
+        data["tcpListener"] = _tcp_data(listener.tcp)
+    elif listener.matched:
+        data["hybridListener"] = {"matchedListeners": [_matched_data(m) for m in listener.matched]}
+    else:
+        data.update(_http_data(listener))
+    if listener.gateway is not None:
+        data["metadataStatic"] = _sources(listener.gateway)
+    return data
+
+
+def _http_data(listener: ir.Listener) -> dict[str, Any]:
+    vhosts = listener.virtual_hosts
+    data: dict[str, Any] = {"httpListener": {"virtualHosts": [_vhost_data(v) for v in vhosts]}}
     ssl = [_camel(_plain(dataclasses.asdict(v.tls))) for v in vhosts if v.tls is not None]
     if ssl:
         data["sslConfigurations"] = ssl
-    if listener.gateway is not None:
-        data["metadataStatic"] = _sources(listener.gateway)
+    return data
+
+
+def _tcp_data(tcp: ir.TcpListener) -> dict[str, Any]:
+    data: dict[str, Any] = _camel(_plain(dataclasses.asdict(tcp)))
+    data["tcpHosts"] = data.pop("hosts", [])
+    return data
+
+
+def _matched_data(matched: ir.MatchedListener) -> dict[str, Any]:
+    ranges = [{"addressPrefix": a, "prefixLen": n} for a, n in matched.match.source_ranges]
+    data: dict[str, Any] = {"matcher": {"sourcePrefixRanges": ranges} if ranges else {}}
+    if matched.http is not None:
+        data.update(_http_data(matched.http))
+    if matched.tcp is not None:
+        data["tcpListener"] = _tcp_data(matched.tcp)
+    if matched.source is not None:
+        data["metadataStatic"] = _sources(matched.source)
     return data
 
 

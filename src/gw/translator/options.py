@@ -14,10 +14,26 @@ from gw import defaults
 
 @dataclass(frozen=True, slots=True)
 class InstalledServer:
-    """Where a server the install runs listens (`gw up`: in its own process)."""
+    """Where a server listens: one the install runs (`gw up`: in its own process), or one
+    the proxies call (the GCP metadata server)."""
 
     host: str
     port: int
+
+    @classmethod
+    def parse(cls, address: str, default_port: int) -> InstalledServer:
+        """`host`, `host:port` or `[v6]:port`; raises ValueError for anything else."""
+        host, colon, port = address.strip().rpartition(":")
+        if not colon or (":" in host and not host.startswith("[")):
+            host, port = address.strip(), str(default_port)
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"{address!r} is not host[:port]")
+        return cls(host, int(port))
+
+
+#: Google's metadata server, where any workload on Google Cloud gets identity tokens.
+GCP_METADATA = InstalledServer.parse(defaults.GCP_METADATA_SERVER, 80)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +58,8 @@ class Options:
     #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
     #: name), which the console charts; off by default for their cost.
     route_stats: bool = False
+    #: The metadata server `gcp` Upstreams get identity tokens from (through the proxy).
+    gcp_metadata_server: InstalledServer = GCP_METADATA
 
 
 #: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).

@@ -47,6 +47,11 @@ def capture_groups(pattern: str) -> int:
     return int(compiled.groups)
 
 
+def program_size(pattern: str) -> int:
+    """The size of `pattern`'s RE2 program as Envoy counts it (the pattern must compile)."""
+    return int(re2.compile(pattern.encode("utf-8"), _OPTIONS).programsize)
+
+
 def full_match(pattern: str) -> str:
     """`pattern` anchored at both ends: it must match the whole text."""
     return f"^(?:{pattern})$"

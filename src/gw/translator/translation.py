@@ -129,6 +129,10 @@ def _landed(proxies: tuple[ir.Proxy, ...], hosts: bool = True) -> dict[ResourceK
         name = proxy_subresource(proxy)
         for listener in proxy.listeners:
             sources = [v.source for v in listener.virtual_hosts] if hosts else []
+            for part in listener.matched:
+                if hosts and part.http is not None:
+                    sources += [v.source for v in part.http.virtual_hosts]
+                sources += [part.source] if part.source is not None else []
             if listener.gateway is not None:
                 sources.append(listener.gateway)
             for source in sources:

@@ -40,8 +40,11 @@ def proxy_adding(values: list[str]) -> ir.Proxy:
 
 def test_every_substitution_gw_allows_is_accepted_by_envoy() -> None:
     values = [f"%{c}%" for c in sorted(PLAIN_COMMANDS)]
-    values += [f"%{c}(x-param)%" for c in sorted(PARAMETER_COMMANDS)]
-    values += [f"%{c}(x-param):12%" for c in sorted(PARAMETER_COMMANDS - NO_LENGTH_COMMANDS)]
+    values += [f"%{c}(x-param)%" for c in sorted(PARAMETER_COMMANDS - {"METADATA"})]
+    values += [
+        f"%{c}(x-param):12%" for c in sorted(PARAMETER_COMMANDS - NO_LENGTH_COMMANDS - {"METADATA"})
+    ]
+    values += ["%METADATA(ROUTE:gw.example:team)%", "%METADATA(VIRTUAL_HOST:ns:key):12%"]
     values += ["%START_TIME%", "%START_TIME(%Y-%m-%d)%", "100%% sure", "a%%b%REQ(x)%c"]
     assert all(substitution_problem(v) is None for v in values)
     assert envoy_refusal(build_xds(proxy_adding(values))) is None
@@ -56,6 +59,7 @@ def test_every_substitution_gw_allows_is_accepted_by_envoy() -> None:
         ("%HOSTNAME(x)%", "does not take any parameters"),
         ("%UPSTREAM_METADATA(x):3%", "does not allow length"),
         ("%req(x)%", "Couldn't find valid command"),
+        ("%METADATA(x-param)%", "not supported type of metadata"),
     ],
 )
 def test_what_gw_refuses_envoy_would_refuse(value: str, envoy_says: str) -> None:

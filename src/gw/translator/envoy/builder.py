@@ -37,7 +37,6 @@ from envoy.config.route.v3 import route_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
-from google.protobuf import wrappers_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
@@ -46,12 +45,18 @@ from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.listeners import (
+    layer4_listener,
     listener_http_filter,
     plain_listener,
     tls_chain,
     tls_listener,
 )
-from gw.translator.envoy.routes import build_virtual_host
+from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
+from gw.translator.envoy.routes import (
+    build_route_configurations,
+    build_virtual_host,
+    route_configuration,
+)
 from gw.translator.envoy.secrets import build_secrets
 from gw.translator.envoy.xds import Messages, Xds
 
@@ -123,12 +128,19 @@ class XdsBuilder:
         self._plain: dict[tuple[str, str], _Plain] = {}
         self._tls: dict[tuple[str, str], _Tls] = {}
         self._clusters: dict[int, tuple[ir.Cluster, list[tuple[str, Message]]]] = {}
+        self._rewrites_before = previous._rewrites if previous is not None else {}
+        self._rewrites: dict[int, tuple[ir.VirtualHost, frozenset[str]]] = {}
 
     def build(self, proxy: ir.Proxy, changes: ListenerChanges | None = None) -> Xds:
         out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
         stripped = server_headers(proxy.auth_configs)
         scopes: list[Messages] = []
         for listener in proxy.listeners:
+            if listener.tcp is not None or listener.matched:  # TCP or hybrid: built whole
+                out[names.LISTENER][listener.name] = layer4_listener(listener, stripped)
+                for routes in build_route_configurations(listener):
+                    out[names.ROUTE][routes.name] = routes
+                continue
             key = (proxy.role, listener.name)
             given = changes.get(listener.name) if changes is not None else None
             state = self._again(key, listener, stripped, given)
@@ -148,6 +160,9 @@ class XdsBuilder:
         for cluster in proxy.clusters:
             for type_url, message in self._cluster(cluster):
                 out[type_url][cluster.name] = message
+        clusters = out[names.CLUSTER]
+        for name in self._auto_rewritten(proxy) & clusters.keys():
+            clusters[name] = _named_endpoints(clusters[name])
         for secret in proxy.secrets:
             for resource in build_secrets(secret):
                 out[names.SECRET][resource.name] = resource
@@ -216,7 +231,9 @@ class XdsBuilder:
             for shard, members in shards.members(vhosts, count).items():
                 state.shards[shard] = [_built(v, known) for v in members]
                 name = shards.shard_name(listener, shard)
-                state.routes[name] = _configuration(name, state.shards[shard])
+                state.routes[name] = _configuration(
+                    name, state.shards[shard], listener.route_options
+                )
             state.scopes = Messages(
                 {
                     shards.scope_name(listener, h): shards.scope(listener, h, count)
@@ -241,10 +258,27 @@ class XdsBuilder:
             found = before.chains.get(id(vhost)) if before is not None and reuse else None
             if found is None or found[0] is not vhost:
                 name = tls.route_config_name(listener, vhost)
-                routes = _configuration(name, [(vhost, build_virtual_host(vhost))])
+                routes = _configuration(
+                    name, [(vhost, build_virtual_host(vhost))], listener.route_options
+                )
                 found = (vhost, tls_chain(listener, vhost, stripped), routes)
             chains[id(vhost)] = found
         return _Tls(shell, stripped, chains)
+
+    def _auto_rewritten(self, proxy: ir.Proxy) -> set[str]:
+        """`rewrite.auto_rewritten_clusters`, each virtual host's share kept while it is
+        the same object."""
+        out: set[str] = set()
+        for listener in proxy.listeners:
+            for vhost in listener.virtual_hosts:
+                found = self._rewrites_before.get(id(vhost))
+                if found is None or found[0] is not vhost:
+                    one = ir.Listener(name="", address="", port=0, virtual_hosts=(vhost,))
+                    shell = dataclasses.replace(proxy, listeners=(one,))
+                    found = (vhost, frozenset(auto_rewritten_clusters(shell)))
+                self._rewrites[id(vhost)] = found
+                out |= found[1]
+        return out
 
     def _cluster(self, cluster: ir.Cluster) -> list[tuple[str, Message]]:
         known = self._clusters_before.get(id(cluster))
@@ -298,7 +332,7 @@ def _reshard(
         name = shards.shard_name(listener, shard)
         if members:
             state.shards[shard] = members
-            state.routes[name] = _configuration(name, members)
+            state.routes[name] = _configuration(name, members, listener.route_options)
         else:
             del state.shards[shard]
             del state.routes[name]
@@ -365,16 +399,23 @@ def _routes(
     listener: ir.Listener, protos: Mapping[int, Built]
 ) -> dict[str, route_pb2.RouteConfiguration]:
     name = listener.route_config_name
-    return {name: _configuration(name, [protos[id(v)] for v in listener.virtual_hosts])}
+    vhosts = [protos[id(v)] for v in listener.virtual_hosts]
+    return {name: _configuration(name, vhosts, listener.route_options)}
 
 
-def _configuration(name: str, vhosts: Sequence[Built]) -> route_pb2.RouteConfiguration:
-    return route_pb2.RouteConfiguration(
-        name=name,
-        virtual_hosts=[b[1] for b in vhosts],
-        # Routes to a cluster that does not exist answer 503 instead of blocking the update.
-        validate_clusters=wrappers_pb2.BoolValue(value=False),
-    )
+def _configuration(
+    name: str, vhosts: Sequence[Built], options: ir.RouteConfigOptions | None
+) -> route_pb2.RouteConfiguration:
+    return route_configuration(name, [b[1] for b in vhosts], options)
+
+
+def _named_endpoints(cluster: Message) -> Message:
+    """A static cluster's copy whose endpoints are named by their address
+    (`autoHostRewrite`); the cached message itself is never changed."""
+    named = type(cluster)()
+    named.CopyFrom(cluster)
+    name_static_endpoints({"": named}, [""])
+    return named
 
 
 def _tls_message(listener: ir.Listener, state: _Tls) -> listener_pb2.Listener:

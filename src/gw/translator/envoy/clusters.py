@@ -4,7 +4,7 @@ An EDS cluster's message holds nothing about its endpoints, so that an endpoint 
 changes only its ClusterLoadAssignment. TLS to the upstream is an `UpstreamTlsContext`
 transport socket whose key material comes over SDS by name (`secrets.py`). Each option has
 its module: `connection`, `loadbalancer` (and subsets), `healthcheck` (and outlier
-detection), `circuitbreakers`, `aws`.
+detection), `circuitbreakers`, `aws`, `gcp`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from gw.translator.envoy.aws import cluster_metadata
 from gw.translator.envoy.circuitbreakers import add_circuit_breakers
 from gw.translator.envoy.connection import add_connection, with_proxy_protocol
 from gw.translator.envoy.durations import duration_ms
+from gw.translator.envoy.gcp import add_audience
 from gw.translator.envoy.healthcheck import add_health_checks
 from gw.translator.envoy.loadbalancer import add_load_balancer, add_subsets, endpoint_metadata
 from gw.translator.envoy.packing import pack
@@ -78,6 +79,7 @@ def build_cluster(cluster: ir.Cluster) -> cluster_pb2.Cluster:
     metadata = cluster_metadata(cluster)
     if metadata is not None:
         out.metadata.CopyFrom(metadata)
+    add_audience(out, cluster)
     return out
 
 

@@ -21,10 +21,15 @@ from google.protobuf import wrappers_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
-from gw.translator.envoy import names, transform, transform_script
+from gw.translator.envoy import extproc, names, transform, transform_script
 from gw.translator.envoy.aws import AwsLambdaFilter
+from gw.translator.envoy.buffer import BufferFilter
 from gw.translator.envoy.cors import CorsFilter
+from gw.translator.envoy.csrf import CsrfFilter
+from gw.translator.envoy.dynamicforwardproxy import DynamicForwardProxyFilter
 from gw.translator.envoy.extauth import ExtAuthz
+from gw.translator.envoy.faults import FaultFilter
+from gw.translator.envoy.gcp import GcpAuthnFilter
 from gw.translator.envoy.grpc_json import GrpcJsonFilter
 from gw.translator.envoy.grpc_web import GrpcWebFilter
 from gw.translator.envoy.gzip import GzipFilter
@@ -83,13 +88,16 @@ class Router:
         return ()
 
 
-#: Agreed order (REFERENCE.md Appendix A): early transformation, cors, local rate limit,
-#: early global rate limit, jwt_authn before extauth, ext_authz, jwt_authn after extauth
-#: (the default stage), rbac, regular transformation, global rate limit, AWS Lambda (it
-#: turns the request into an invocation), router. Each transformation stage is two header
+#: Agreed order (REFERENCE.md Appendix A): fault injection (the established Fault stage),
+#: early transformation, cors, local rate limit, early global rate limit, jwt_authn before
+#: extauth, ext_authz, jwt_authn after extauth (the default stage), rbac, regular
+#: transformation, global rate limit, then the OutAuth stage (GCP identity tokens, AWS
+#: Lambda, which turns the request into an invocation, and the dynamic forward proxy, by
+#: name), the Route stage (buffer, CSRF), router. Each transformation stage is two header
 #: filters (`envoy/transform.py`) and a Lua filter (`envoy/transform_script.py`). The early
 #: global limit holds `rateLimitEarlyConfigs`, and `rateLimitConfigs` with
-#: `rateLimitBeforeAuth`.
+#: `rateLimitBeforeAuth`. The Settings' external processors stand where their `filterStage`
+#: puts them: each `extproc.at(slot)` emits only the processors placed at that slot.
 #: A Gateway's own filters: its health check first (a probe needs neither a route nor
 #: credentials), compression next (so that it is last on the way back), gRPC-Web after
 #: authorization and the gRPC-JSON transcoder after the rate limits (the established
@@ -97,9 +105,13 @@ class Router:
 HTTP_FILTERS: tuple[HttpFilter, ...] = (
     ListenerHealthCheckFilter(),
     GzipFilter(),
+    *extproc.at("first"),
+    FaultFilter(),
+    *extproc.at("after_fault"),
     *transform.EARLY,
     transform_script.EARLY,
     CorsFilter(),
+    *extproc.at("after_cors"),
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
     JwtFilter("before"),
@@ -107,11 +119,19 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     JwtFilter("after"),
     RbacFilter(),
     GrpcWebFilter(),
+    *extproc.at("after_authn"),
     *transform.REGULAR,
     transform_script.REGULAR,
+    *extproc.at("after_authz"),
     GlobalRateLimitFilter("regular"),
+    *extproc.at("after_ratelimit"),
     GrpcJsonFilter(),
+    GcpAuthnFilter(),
     AwsLambdaFilter(),
+    DynamicForwardProxyFilter(),
+    BufferFilter(),
+    CsrfFilter(),
     StatefulSessionFilter(),
+    *extproc.at("last"),
     Router(),
 )

@@ -1,13 +1,17 @@
-"""IR listeners → Envoy listeners: HTTP connection managers fed by RDS over ADS.
+"""IR listeners → Envoy listeners: HTTP connection managers fed by RDS over ADS, and TCP
+proxies.
 
 A plain listener has one filter chain for all its virtual hosts. A TLS listener (the HTTPS
-one) has a chain per virtual host, selected by SNI (`envoy/tls.py`). The listener's options
-(`ir.ListenerOptions`) shape how it accepts connections: socket options, buffer limit,
-balancing across workers, the PROXY protocol (a listener filter, before TLS inspection:
-the header comes first on the wire), a connection limit and a connection token bucket
-(network filters before the HTTP connection manager, in each chain), and the access logs of
-connections it ends itself. The manager itself is `envoy/hcm.py`; the HTTP filters of a
-chain come from `envoy/filters.py`, asked with the listener when they take its options.
+one) has a chain per virtual host, selected by SNI (`envoy/tls.py`). A TCP listener has a
+chain per TCP host (`envoy/tcp.py`). A hybrid listener has the chains of each of its parts,
+each matching its part's source ranges too; the listener inspects TLS whenever a chain
+matches SNI names or terminates TLS. The listener's options (`ir.ListenerOptions`) shape
+how it accepts connections: socket options, buffer limit, balancing across workers, the
+PROXY protocol (a listener filter, before TLS inspection: the header comes first on the
+wire), a connection limit and a connection token bucket (network filters before the HTTP
+connection manager, in each HTTP chain), TCP statistics, and the access logs of connections
+it ends itself. The manager itself is `envoy/hcm.py`; the HTTP filters of a chain come from
+`envoy/filters.py`, asked with the listener when they take its options.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from collections.abc import Iterable, Sequence
 from envoy.config.core.v3 import address_pb2, base_pb2, socket_option_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
 from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_pb2
-from envoy.extensions.filters.network.connection_limit.v3 import connection_limit_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -32,8 +35,9 @@ from gw.translator.envoy.access_log import build_access_logs
 from gw.translator.envoy.filters import HTTP_FILTERS, HttpFilter
 from gw.translator.envoy.hcm import build_manager
 from gw.translator.envoy.listener_filter import ListenerConfigured
-from gw.translator.envoy.packing import duration, pack
+from gw.translator.envoy.packing import pack
 from gw.translator.envoy.ratelimit import token_bucket
+from gw.translator.envoy.tcp import connection_limit, tcp_filter_chains
 
 
 def plain_listener(
@@ -91,6 +95,78 @@ def _shell(listener: ir.Listener) -> listener_pb2.Listener:
     return out
 
 
+def layer4_listener(
+    listener: ir.Listener, server_headers: Sequence[str] = ()
+) -> listener_pb2.Listener:
+    """A TCP listener, or a hybrid one (parts matched by source, each HTTP or TCP): built
+    whole every time (`builder.py` reuses only plain and TLS HTTP listeners)."""
+    out = _shell(listener)
+    chains = _layer4_chains(listener, server_headers)
+    tls_chains = [
+        c.filter_chain_match.server_names or c.HasField("transport_socket") for c in chains
+    ]
+    if any(tls_chains):
+        out.listener_filters.append(tls.tls_inspector())
+        # A client that sends nothing (the server speaks first) is no TLS client: after
+        # Envoy's wait for a ClientHello it goes to a plain chain rather than away.
+        if not all(tls_chains):
+            out.continue_on_listener_filters_timeout = True
+    for chain in chains:
+        _count_tcp(chain, listener)
+    out.filter_chains.extend(chains)
+    return out
+
+
+def _http_chains(
+    listener: ir.Listener, server_headers: Sequence[str]
+) -> list[listener_components_pb2.FilterChain]:
+    """A chain per TLS virtual host, or one chain for all the plain ones."""
+    chains = []
+    if tls.is_tls(listener):
+        for vhost in listener.virtual_hosts:
+            name = tls.route_config_name(listener, vhost)
+            manager = build_manager(listener, name, http_filters([vhost], listener), server_headers)
+            chains.append(tls.filter_chain(vhost, _filter(manager)))
+    else:
+        vhosts = listener.virtual_hosts
+        manager = build_manager(
+            listener, listener.route_config_name, http_filters(vhosts, listener), server_headers
+        )
+        chains.append(listener_components_pb2.FilterChain(filters=[_filter(manager)]))
+    for chain in chains:
+        _limit_connections(chain, listener)
+        _count_tcp(chain, listener)
+    return chains
+
+
+def _layer4_chains(
+    listener: ir.Listener, server_headers: Sequence[str]
+) -> list[listener_components_pb2.FilterChain]:
+    """A TCP listener's chains, or each part's of a hybrid one, matching the part's source
+    ranges and named after the part (a virtual host may be served by two parts)."""
+    if listener.tcp is not None:
+        return tcp_filter_chains(listener.name, listener.tcp)
+    chains = []
+    for part in listener.matched:
+        if part.http is not None:
+            found = _http_chains(part.http, server_headers)
+        else:
+            assert part.tcp is not None
+            found = tcp_filter_chains(part.name, part.tcp)
+        for chain in found:
+            chain.name = f"{part.name}/{chain.name}" if chain.name else part.name
+            if not part.match.source_ranges:
+                continue
+            chain.filter_chain_match.source_prefix_ranges.extend(
+                address_pb2.CidrRange(
+                    address_prefix=address, prefix_len=wrappers_pb2.UInt32Value(value=length)
+                )
+                for address, length in part.match.source_ranges
+            )
+        chains.extend(found)
+    return chains
+
+
 def _apply_options(out: listener_pb2.Listener, options: ir.ListenerOptions) -> None:
     out.socket_options.extend(_socket_option(o) for o in options.socket_options)
     if options.per_connection_buffer_limit_bytes is not None:
@@ -143,15 +219,7 @@ def _limit_connections(chain: listener_components_pb2.FilterChain, listener: ir.
     added = []
     limit = listener.options.connection_limit
     if limit is not None:
-        config = connection_limit_pb2.ConnectionLimit(
-            stat_prefix=stat_prefix,
-            max_connections=wrappers_pb2.UInt64Value(value=limit.max_connections),
-        )
-        if limit.delay_ms is not None:
-            config.delay.CopyFrom(duration(limit.delay_ms))
-        added.append(
-            listener_components_pb2.Filter(name=names.CONNECTION_LIMIT, typed_config=pack(config))
-        )
+        added.append(connection_limit(stat_prefix, limit))
     bucket = listener.options.connection_ratelimit
     if bucket is not None:
         rate = local_rate_limit_pb2.LocalRateLimit(

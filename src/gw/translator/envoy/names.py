@@ -26,6 +26,9 @@ WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 
 HCM = "envoy.filters.network.http_connection_manager"
 CONNECTION_LIMIT = "envoy.filters.network.connection_limit"
+TCP_PROXY = "envoy.filters.network.tcp_proxy"
+SNI_CLUSTER = "envoy.filters.network.sni_cluster"
+NETWORK_LOCAL_RATELIMIT = "envoy.filters.network.local_ratelimit"
 PROXY_PROTOCOL = "envoy.filters.listener.proxy_protocol"
 EARLY_HEADER_MUTATION = "envoy.http.early_header_mutation.header_mutation"
 PRESERVE_CASE = "envoy.http.stateful_header_formatters.preserve_case"
@@ -62,11 +65,22 @@ TCP_STATS = "envoy.transport_sockets.tcp_stats"
 RAW_BUFFER = "envoy.transport_sockets.raw_buffer"
 #: The second ratelimit filter, before authentication (per-route configs are keyed by name).
 RATELIMIT_EARLY = "gw.ratelimit.early"
+FAULT = "envoy.filters.http.fault"
+CSRF = "envoy.filters.http.csrf"
+BUFFER = "envoy.filters.http.buffer"
+DYNAMIC_FORWARD_PROXY = "envoy.filters.http.dynamic_forward_proxy"
+#: The cluster of routes forwarded by the dynamic forward proxy (no resource can make a
+#: cluster name with `~`), and its DNS cache (the filter's and the cluster's must match).
+DYNAMIC_FORWARD_PROXY_CLUSTER = "gw~dynamic-forward-proxy"
+DYNAMIC_FORWARD_PROXY_DNS_CACHE = "gw~dynamic-forward-proxy"
 #: The cluster ext_authz calls when Settings name no server: it does not exist, so every
 #: check fails and Envoy denies (fail closed) instead of refusing the configuration.
 EXTAUTH_SERVER_MISSING = "gw~extauth-server-not-configured"
 #: Likewise for the rate-limit server (the filter then denies: failure_mode_deny).
 RATELIMIT_SERVER_MISSING = "gw~ratelimit-server-not-configured"
+#: The cluster a TCP host whose destination does not exist proxies to: it never exists, so
+#: Envoy closes the connection (as it answers 503 for an HTTP route to a missing upstream).
+TCP_DESTINATION_MISSING = "gw~tcp-destination-not-found"
 #: What earlier releases called gw's own clusters: Envoys started with their bootstraps may
 #: still run during an upgrade, and `xds_cluster` is what `{name: xds, namespace: cluster}`
 #: would make.
@@ -82,8 +96,10 @@ RESERVED_CLUSTERS = frozenset(
     {
         defaults.XDS_CLUSTER,
         defaults.PROXY_ADMIN_CLUSTER,
+        defaults.GCP_METADATA_CLUSTER,
         EXTAUTH_SERVER_MISSING,
         RATELIMIT_SERVER_MISSING,
+        TCP_DESTINATION_MISSING,
         *LEGACY_INTERNAL_CLUSTERS,
     }
 )
@@ -93,6 +109,12 @@ def transform_filter(stage: str, step: str) -> str:
     """The name of a transformation stage's filter (`extract` or `headers`): per-route
     configs are keyed by it, so each of the four instances gets its own."""
     return f"gw.transform.{stage}.{step}"
+
+
+def ext_proc_filter(variant: str) -> str:
+    """The name of a Settings processor's ext_proc filter (`early`, `regular`, `late`):
+    per-route configs are keyed by it."""
+    return f"gw.ext_proc.{variant}"
 
 
 def transform_metadata(stage: str) -> str:

@@ -105,6 +105,7 @@ def build_local(limit: ir.LocalLimit, *, x_headers: bool) -> local_pb2.LocalRate
 
 
 def token_bucket(limit: ir.LocalLimit) -> token_bucket_pb2.TokenBucket:
+    """Envoy's bucket for `limit` (also the TCP gateways' bucket of connections)."""
     return token_bucket_pb2.TokenBucket(
         max_tokens=limit.max_tokens,
         tokens_per_fill=wrappers_pb2.UInt32Value(value=limit.tokens_per_fill),

@@ -4,17 +4,88 @@ chain) on a TLS listener)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.config.route.v3 import route_pb2
 from envoy.type.matcher.v3 import regex_pb2, string_pb2
 from google.protobuf import duration_pb2, wrappers_pb2
 
 from gw.translator import ir
+from gw.translator.envoy import names, tls
 from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
+from gw.translator.envoy.azure import add_function_call
+from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
+from gw.translator.envoy.retries import add_retry_extras
+from gw.translator.envoy.rewrite import regex_substitution
+from gw.translator.envoy.traffic import add_host_traffic, add_route_traffic
 from gw.translator.envoy.transform_script import span_name
+
+
+class VirtualHostProtos:
+    """Envoy virtual hosts built from IR ones, reused while the IR object is the very same
+    (stage 1's host cache hands back the same object for an unchanged VirtualService).
+    Made from the previous translation's instance; never shared across translations."""
+
+    def __init__(self, previous: VirtualHostProtos | None = None) -> None:
+        self._previous = previous._built if previous is not None else {}
+        self._built: dict[int, tuple[ir.VirtualHost, rc_pb2.VirtualHost]] = {}
+
+    def build(self, vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
+        known = self._previous.get(id(vhost))
+        proto = known[1] if known is not None and known[0] is vhost else build_virtual_host(vhost)
+        self._built[id(vhost)] = (vhost, proto)
+        return proto
+
+
+def build_route_configurations(
+    listener: ir.Listener, protos: VirtualHostProtos | None = None
+) -> list[route_pb2.RouteConfiguration]:
+    protos = protos or VirtualHostProtos()
+    if listener.tcp is not None or listener.matched:  # each HTTP part's own, if any
+        parts = [m.http for m in listener.matched if m.http is not None]
+        return [rc for part in parts for rc in build_route_configurations(part, protos)]
+    options = listener.route_options
+    if tls.is_tls(listener):
+        return [
+            build_route_configuration(tls.route_config_name(listener, v), (v,), protos, options)
+            for v in listener.virtual_hosts
+        ]
+    name = listener.route_config_name
+    return [build_route_configuration(name, listener.virtual_hosts, protos, options)]
+
+
+def build_route_configuration(
+    name: str,
+    vhosts: Sequence[ir.VirtualHost],
+    protos: VirtualHostProtos | None = None,
+    options: ir.RouteConfigOptions | None = None,
+) -> route_pb2.RouteConfiguration:
+    protos = protos or VirtualHostProtos()
+    return route_configuration(name, [protos.build(v) for v in vhosts], options)
+
+
+def route_configuration(
+    name: str,
+    vhosts: Sequence[rc_pb2.VirtualHost],
+    options: ir.RouteConfigOptions | None = None,
+) -> route_pb2.RouteConfiguration:
+    """A route configuration of Envoy virtual hosts already built."""
+    out = route_pb2.RouteConfiguration(
+        name=name,
+        virtual_hosts=vhosts,
+        # Routes to a cluster that does not exist answer 503 instead of blocking the update.
+        validate_clusters=wrappers_pb2.BoolValue(value=False),
+    )
+    if options is not None:
+        if options.max_direct_response_body_bytes is not None:
+            out.max_direct_response_body_size_bytes.value = options.max_direct_response_body_bytes
+        out.most_specific_header_mutations_wins = options.most_specific_header_mutations_wins
+    return out
 
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
@@ -24,6 +95,7 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
         routes=[build_route(vhost, r) for r in vhost.routes],
     )
     add_header_manipulation(out, vhost.headers)
+    add_host_traffic(out, vhost)
     if vhost.retries is not None:
         out.retry_policy.CopyFrom(_retry_policy(vhost.retries))
     for http_filter in HTTP_FILTERS:
@@ -49,7 +121,10 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
             out.direct_response.body.inline_string = action.body
     else:
         out.redirect.CopyFrom(_redirect(action))
+    add_route_traffic(out, route)
     add_header_manipulation(out, route.headers)
+    if isinstance(action, ir.Forward):
+        add_function_call(out, action)
     if (span := span_name(vhost, route)) is not None:
         out.decorator.operation = span
     for http_filter in HTTP_FILTERS:
@@ -79,6 +154,8 @@ def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
     out = rc_pb2.RouteMatch()
     if match.path_kind == "prefix":
         out.prefix = match.path
+    elif match.path_kind == "connect":
+        out.connect_matcher.SetInParent()
     elif match.path_kind == "exact":
         out.path = match.path
     else:
@@ -126,7 +203,11 @@ def _query_matcher(query: ir.QueryMatch) -> rc_pb2.QueryParameterMatcher:
 
 def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
     out = rc_pb2.RouteAction()
-    if len(action.clusters) == 1:
+    if action.cluster_header is not None:
+        out.cluster_header = action.cluster_header
+    elif action.dynamic_forward_proxy is not None:
+        out.cluster = names.DYNAMIC_FORWARD_PROXY_CLUSTER
+    elif len(action.clusters) == 1 and action.clusters[0].traffic is None:
         out.cluster = action.clusters[0].cluster
         match = subset_match(action.clusters[0].subset)
         if match is not None:
@@ -146,7 +227,20 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.host_rewrite_literal = action.host_rewrite
     elif action.auto_host_rewrite:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
+    else:
+        _cluster_host_rewrites(out, action)
     return out
+
+
+def _cluster_host_rewrites(out: rc_pb2.RouteAction, action: ir.Forward) -> None:
+    """The Host each cluster's service needs, when the route rewrites none itself."""
+    if len(action.clusters) == 1:
+        if action.clusters[0].host_rewrite is not None:
+            out.host_rewrite_literal = action.clusters[0].host_rewrite
+        return
+    for weight, target in zip(out.weighted_clusters.clusters, action.clusters, strict=True):
+        if target.host_rewrite is not None:
+            weight.host_rewrite_literal = target.host_rewrite
 
 
 def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.ClusterWeight:
@@ -158,6 +252,7 @@ def _cluster_weight(target: ir.WeightedCluster) -> rc_pb2.WeightedCluster.Cluste
         out.metadata_match.CopyFrom(match)
     if target.aws_lambda is not None:
         out.typed_per_filter_config[AWS_LAMBDA].CopyFrom(pack(lambda_config(target.aws_lambda)))
+    add_destination_traffic(out, target)
     return out
 
 
@@ -173,6 +268,7 @@ def _retry_policy(policy: ir.RetryPolicy) -> rc_pb2.RetryPolicy:
         out.retry_back_off.base_interval.CopyFrom(_duration(policy.base_interval_ms))
         if policy.max_interval_ms is not None:
             out.retry_back_off.max_interval.CopyFrom(_duration(policy.max_interval_ms))
+    add_retry_extras(out, policy)
     return out
 
 
@@ -197,6 +293,8 @@ def _redirect(action: ir.Redirect) -> rc_pb2.RedirectAction:
         out.path_redirect = action.path
     elif action.prefix_rewrite is not None:
         out.prefix_rewrite = action.prefix_rewrite
+    elif action.regex_rewrite is not None:
+        out.regex_rewrite.CopyFrom(regex_substitution(action.regex_rewrite))
     if action.https:
         out.https_redirect = True
     if action.port is not None:

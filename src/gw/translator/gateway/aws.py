@@ -21,6 +21,7 @@ from gw import api
 from gw.api.aws import AwsDestinationSpec, AwsUpstreamSpec, LambdaFunctionSpec
 from gw.api.functions import DestinationSpec
 from gw.translator import ir
+from gw.translator.gateway.secrets import resolve_secret
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -80,11 +81,11 @@ def aws_credentials(
     if spec.secret_ref is None:
         return None
     field = "spec.aws.secretRef"
-    secret = refs.resolve(api.Secret, spec.secret_ref, referrer=upstream.key, field=field)
-    key = refs.key(api.Secret, spec.secret_ref, upstream.key)
+    missing = "list did not find secret {where}"
+    secret, key = resolve_secret(
+        spec.secret_ref, upstream.key, field, refs, report, missing=missing
+    )
     if secret is None:
-        if report is not None and not refs.exists(key):
-            report.error(field, f"list did not find secret {key.namespace}.{key.name}")
         return None
     access, secret_key = secret.value(ACCESS_KEY), secret.value(SECRET_KEY)
     if not access or not secret_key:

@@ -7,7 +7,11 @@ switches the filter off there.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
 from gw.api.cors import CorsPolicy
+from gw.api.traffic import CorsPolicyMergeSettings
 from gw.translator import ir
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.reports import ResourceReport
@@ -43,3 +47,23 @@ def build_cors(
         max_age=policy.max_age,
         allow_credentials=policy.allow_credentials,
     )
+
+
+def merge_cors_policies(
+    routes: Sequence[ir.Route],
+    host: ir.CorsPolicy | None,
+    settings: CorsPolicyMergeSettings | None,
+) -> list[ir.Route]:
+    """The routes with `corsPolicyMergeSettings` applied: with `exposeHeaders: UNION`, a
+    route policy that lists expose headers gets the host's too (host's first, each once), as
+    the route's policy replaces the host's in Envoy. Other fields stay the route's."""
+    if settings is None or settings.expose_headers != "UNION" or host is None:
+        return list(routes)
+    out = []
+    for route in routes:
+        own = route.cors
+        if own is not None and not own.disabled and own.expose_headers and host.expose_headers:
+            merged = tuple(dict.fromkeys((*host.expose_headers, *own.expose_headers)))
+            route = dataclasses.replace(route, cors=dataclasses.replace(own, expose_headers=merged))
+        out.append(route)
+    return out

@@ -143,7 +143,7 @@ def _delegating_match(builder: RouteBuilder, route: Route, field: str) -> ir.Rou
         )
         return None
     matcher = route.matchers[0] if route.matchers else Matcher(prefix="/")
-    if matcher.exact is not None or matcher.regex is not None:
+    if matcher.exact is not None or matcher.regex is not None or matcher.connect_matcher:
         builder.report.error(
             f"{field}.matchers[0]",
             f"{_INVALID}routes with delegate actions must use a prefix matcher",

@@ -1,4 +1,4 @@
-"""Gateways → the listeners of each proxy, and which virtual hosts each listener serves.
+"""Gateways → the listeners of each proxy, and what each listener serves.
 
 Without any Gateway resource, the two built-in gateways of SPEC.md serve every
 VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones on
@@ -7,26 +7,30 @@ VirtualService on the default proxy: plain ones on `Options.http_port`, TLS ones
 they are the whole list: each is a listener `listener-<bindAddress>-<bindPort>` on each of
 its proxies, serving the VirtualServices it selects whose TLS-ness matches its `ssl`, and
 carrying how it speaks HTTP (`hcm.py`: `httpConnectionManagerSettings` over gw's defaults,
-which the built-in gateways get too), accepts connections (`listener_options.py`) and which
-filters its own options add (`http_listener_options.py`).
+which the built-in gateways get too), accepts connections (`listener_options.py`), which
+filters its own options add (`http_listener_options.py`) and how it serves its route
+configuration (`routeconfig.py`: `routeOptions`); TCP and hybrid gateways are `layer4.py`'s,
+HttpListenerOptions `http_listener_option.py`'s.
 
-A Gateway refers to VirtualServices to *select* them, not to depend on them: a rejected
-VirtualService does not reject the Gateway (no reference edge is recorded), it is only left
-off the listener (or served as last accepted). Bad Gateways are rejected and keep their last
-accepted version, like every other kind.
+A Gateway refers to VirtualServices to *select* them (no reference edge): a rejected one is
+only left off the listener (or served as last accepted), and never rejects the Gateway.
+Bad Gateways are rejected and keep their last accepted version, like every other kind.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from gw import api
 from gw.api import ResourceKey
 from gw.api.delegation import SelectorExpression
 from gw.api.gateway import DEFAULT_PROXY
+from gw.api.http_gateway import HttpGateway
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.gateway import http_listener_option
 from gw.translator.gateway.access_log_sinks import collector_clusters
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.hcm import build_http_settings
@@ -34,7 +38,17 @@ from gw.translator.gateway.http_listener_options import (
     build_http_listener_options,
     with_http_options,
 )
+from gw.translator.gateway.hybrid import MatchedSection
+from gw.translator.gateway.layer4 import (
+    GatewayBuild,
+    Layer4,
+    build_layer4,
+    check_unselected,
+    options_check,
+)
 from gw.translator.gateway.listener_options import build_listener_options
+from gw.translator.gateway.matchable import merge_fields
+from gw.translator.gateway.routeconfig import build_route_config_options
 from gw.translator.gateway.selectors import expression_problem, matches
 from gw.translator.gateway.upstreams import is_ip
 from gw.translator.options import Options
@@ -92,6 +106,12 @@ class GatewayListener:
     http: ir.HttpSettings = ir.HttpSettings()
     options: ir.ListenerOptions = ir.ListenerOptions()
     plugins: ir.HttpListenerOptions = ir.HttpListenerOptions()
+    #: What it serves: virtual hosts, TCP hosts (`tcp`) or a hybrid's parts (`matched`).
+    kind: Literal["http", "tcp", "hybrid"] = "http"
+    tcp: ir.TcpListener | None = None
+    matched: tuple[MatchedSection, ...] = ()
+    #: The Gateway's `routeOptions` (None: Envoy's defaults).
+    route_options: ir.RouteConfigOptions | None = None
 
     @property
     def name(self) -> str:
@@ -128,44 +148,52 @@ def build_gateways(
     *,
     keep_empty: bool = False,
     grpc_web: bool = True,
+    now: float | None = None,
 ) -> dict[ResourceKey, Contribution]:
     """Each valid Gateway's listener (bad ones are reported and left out); `grpc_web` for
     those that do not say. Port clashes between gateways are found when they are chosen
     (`placement.choose_gateways`)."""
+    context = GatewayBuild(
+        snapshot=snapshot,
+        refs=refs,
+        reports=reports,
+        keep_empty=keep_empty,
+        grpc_web=grpc_web,
+        now=now,
+    )
+    context.attached = http_listener_option.attach(refs, reports, options_check(context, _build))
     out: dict[ResourceKey, Contribution] = {}
     for gateway in snapshot.of_kind(api.Gateway):
-        listener = _build(gateway, refs, reports.of(gateway.key), keep_empty, grpc_web)
-        if listener is not None:
-            assert listener.source is not None
-            clusters = collector_clusters(listener.options, listener.source)
-            out[gateway.key] = Contribution(gateways=(listener,), clusters=clusters)
+        built = _build(gateway, context)
+        if built is not None:
+            out[gateway.key] = built
+    check_unselected(context, _build)
     return out
 
 
-def _build(
-    gateway: api.Gateway, refs: Refs, report: ResourceReport, keep_empty: bool, grpc_web: bool
-) -> GatewayListener | None:
+def _build(gateway: api.Gateway, context: GatewayBuild) -> Contribution | None:
     spec, meta = gateway.spec, gateway.metadata
+    refs, report, keep_empty = context.refs, context.reports.of(gateway.key), context.keep_empty
     errors = len(report.errors)
     if not is_ip(spec.bind_address):
         report.error(
             "spec.bindAddress",
             f"bindAddress {spec.bind_address} is not a valid IP address (use `::` for all)",
         )
-    for field in ("tcpGateway", "hybridGateway", "routeOptions"):
-        value = getattr(spec, _snake(field))
-        if value or (value is not None and field.endswith("Gateway")):
-            report.error(
-                f"spec.{field}",
-                f"{field} is not supported: gw builds HTTP gateways only; remove {field} "
-                "(see docs/gateways.md)",
-            )
     proxies = _proxy_names(spec.proxy_names, report)
-    http = spec.http_gateway
-    if http is None:
-        if spec.tcp_gateway is None and spec.hybrid_gateway is None:
-            report.error("spec", "invalid gateway: gateway must contain gatewayType")
+    if sum(t is not None for t in (spec.http_gateway, spec.tcp_gateway, spec.hybrid_gateway)) > 1:
+        report.error("spec", "a gateway has one of httpGateway, tcpGateway or hybridGateway")
         return None
+    http = spec.http_gateway
+    if http is None and (spec.tcp_gateway is not None or spec.hybrid_gateway is not None):
+        built = build_layer4(gateway, context, _build) if len(report.errors) == errors else None
+        return _layer4(gateway, proxies, built)
+    if http is None:
+        report.error("spec", "invalid gateway: gateway must contain gatewayType")
+        return None
+    if (attached := context.attached.get(gateway.key)) is not None:
+        http = http.model_copy(update={"options": merge_fields(http.options, attached)})
+        spec = spec.model_copy(update={"http_gateway": http})
     settings = build_http_settings(
         http.options.http_connection_manager_settings if http.options else None,
         refs,
@@ -175,14 +203,14 @@ def _build(
     if settings is not None:
         settings = with_http_options(settings, http.options, report)
     plugins = build_http_listener_options(
-        http.options, refs, gateway.key, report, grpc_web=grpc_web
+        http.options, refs, gateway.key, report, grpc_web=context.grpc_web
     )
     listener_options = build_listener_options(spec, refs, gateway.key, report)
-    selection = _selection(gateway, refs, report)
+    selection = _selection(http, gateway.key, refs, report)
     if len(report.errors) > errors:
         return None
     source = ir.SourceRef(kind=api.Gateway.KIND, namespace=meta.namespace, name=meta.name)
-    return GatewayListener(
+    listener = GatewayListener(
         role=f"{meta.namespace}.{meta.name}",
         source=source,
         address=spec.bind_address,
@@ -194,11 +222,33 @@ def _build(
         http=settings or ir.HttpSettings(),
         options=listener_options or ir.ListenerOptions(),
         plugins=plugins,
+        route_options=build_route_config_options(spec.route_options),
     )
+    return Contribution(gateways=(listener,), clusters=collector_clusters(listener.options, source))
 
 
-def _snake(field: str) -> str:
-    return re.sub(r"([A-Z])", r"_\1", field).lower()
+def _layer4(
+    gateway: api.Gateway, proxies: tuple[str, ...], built: Layer4 | None
+) -> Contribution | None:
+    """A `tcpGateway`'s or a `hybridGateway`'s listener, with its secrets and clusters."""
+    if built is None:
+        return None
+    spec, meta = gateway.spec, gateway.metadata
+    listener = GatewayListener(
+        role=f"{meta.namespace}.{meta.name}",
+        source=ir.SourceRef(kind=api.Gateway.KIND, namespace=meta.namespace, name=meta.name),
+        address=spec.bind_address,
+        port=spec.bind_port,
+        ssl=False,
+        proxies=proxies,
+        options=built.options,
+        kind="tcp" if built.tcp is not None else "hybrid",
+        tcp=built.tcp,
+        matched=built.matched,
+    )
+    assert listener.source is not None
+    clusters = (*built.clusters, *collector_clusters(built.options, listener.source))
+    return Contribution(gateways=(listener,), secrets=built.secrets, clusters=clusters)
 
 
 def _proxy_names(names: list[str], report: ResourceReport) -> tuple[str, ...]:
@@ -215,9 +265,9 @@ def _proxy_names(names: list[str], report: ResourceReport) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _selection(gateway: api.Gateway, refs: Refs, report: ResourceReport) -> Selection:
-    http = gateway.spec.http_gateway
-    assert http is not None
+def _selection(
+    http: HttpGateway, owner: ResourceKey, refs: Refs, report: ResourceReport
+) -> Selection:
     field = "spec.httpGateway"
     expressions = (
         tuple(http.virtual_service_expressions.expressions)
@@ -244,7 +294,7 @@ def _selection(gateway: api.Gateway, refs: Refs, report: ResourceReport) -> Sele
         )
     found: list[tuple[str, str]] = []
     for i, ref in enumerate(http.virtual_services):
-        key = Refs.key(api.VirtualService, ref, gateway.key)
+        key = Refs.key(api.VirtualService, ref, owner)
         found.append((key.namespace, key.name))
         if not used and not refs.exists(key):
             report.warning(

@@ -38,8 +38,12 @@ PLAIN_COMMANDS = frozenset(
 )
 #: Envoy substitutions that take parameters: `%REQ(x-user)%`; START_TIME's are optional.
 PARAMETER_COMMANDS = frozenset(
-    {"REQ", "RESP", "TRAILER", "DYNAMIC_METADATA", "UPSTREAM_METADATA", "FILTER_STATE"}
+    {"REQ", "RESP", "TRAILER", "DYNAMIC_METADATA", "UPSTREAM_METADATA", "FILTER_STATE", "METADATA"}
     | {"ENVIRONMENT", "START_TIME"}
+)
+#: What `%METADATA(TYPE:namespace:key)%` reads (a route's `envoyMetadata` is ROUTE).
+METADATA_TYPES = frozenset(
+    {"DYNAMIC", "CLUSTER", "ROUTE", "UPSTREAM_HOST", "LISTENER", "VIRTUAL_HOST"}
 )
 #: Substitutions that refuse a `:length` suffix.
 NO_LENGTH_COMMANDS = PLAIN_COMMANDS | {"UPSTREAM_METADATA", "START_TIME"}
@@ -85,6 +89,9 @@ def substitution_problem(value: str) -> str | None:
             return f"%{command}% takes no :length"
         if command in PARAMETER_COMMANDS - {"START_TIME"} and not params:
             return f"%{command}(...)% needs parameters, for example %{command}(x-name)%"
+        if command == "METADATA" and params and params.split(":")[0] not in METADATA_TYPES:
+            kinds = ", ".join(sorted(METADATA_TYPES))
+            return f"%METADATA(TYPE:namespace:key)% takes a TYPE of {kinds}"
         if command not in PLAIN_COMMANDS | PARAMETER_COMMANDS:
             return f"%{command}% is not a substitution gw knows (see docs/headers.md)"
         at = match.end()

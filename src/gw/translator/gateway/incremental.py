@@ -94,12 +94,14 @@ def repeatable() -> bool:
 
 
 def fingerprint(build: Build) -> tuple[Any, ...]:
-    """What every VirtualService's passes read besides itself and its recorded reads;
-    None in it when the build has several proxies (not repeated incrementally)."""
+    """What every VirtualService's passes read besides itself and its recorded reads; its
+    last item False when the build is not repeated incrementally: several proxies, or a TCP
+    or hybrid gateway (their parts are placed and built whole: a full build is safe)."""
     options = dataclasses.replace(build.options, now=None)
     proxies = {p for g in build.gateways for p in g.proxies} - {options.proxy_name}
     rules = (build.require_rbac, build.route_policy)
-    return (options, rules, build.servers, build.gateways, not proxies)
+    plain = not proxies and all(g.kind == "http" for g in build.gateways)
+    return (options, rules, build.servers, build.gateways, plain)
 
 
 def _changed(cache: StageCache, given: Snapshot, build: Build) -> frozenset[ResourceKey] | None:

@@ -60,7 +60,7 @@ def build_listener_options(
         socket_options=tuple(socket_options),
         per_connection_buffer_limit_bytes=options.per_connection_buffer_limit_bytes,
         proxy_protocol=_proxy_protocol(proxy_protocol, report) if proxy_protocol else None,
-        connection_limit=_connection_limit(limit, report) if limit else None,
+        connection_limit=build_connection_limit(limit, report) if limit else None,
         exact_balance=bool(balance and balance.exact_balance is not None),
         access_logs=logs["access_logging_service"],
         listener_access_logs=logs["listener_access_logging_service"],
@@ -114,8 +114,11 @@ def _proxy_protocol(config: ProxyProtocol, report: ResourceReport) -> ir.ProxyPr
     )
 
 
-def _connection_limit(limit: ConnectionLimit, report: ResourceReport) -> ir.ConnectionLimit | None:
-    field = "spec.httpGateway.options.connectionLimit"
+def build_connection_limit(
+    limit: ConnectionLimit,
+    report: ResourceReport,
+    field: str = "spec.httpGateway.options.connectionLimit",
+) -> ir.ConnectionLimit | None:
     if not limit.max_active_connections:
         report.error(f"{field}.maxActiveConnections", "must be at least 1")
         return None

@@ -12,17 +12,26 @@ from gw.translator.reports import ResourceReport
 def build_match(m: Matcher, field: str, report: ResourceReport) -> ir.RouteMatch | None:
     paths = [
         (k, v)
-        for k, v in (("prefix", m.prefix), ("exact", m.exact), ("regex", m.regex))
+        for k, v in (
+            ("prefix", m.prefix),
+            ("exact", m.exact),
+            ("regex", m.regex),
+            ("connectMatcher", "" if m.connect_matcher is not None else None),
+        )
         if v is not None
     ]
     if not paths:
-        report.error(field, "no path specifier provided: set one of prefix, exact or regex")
+        report.error(
+            field, "no path specifier provided: set one of prefix, exact, regex or connectMatcher"
+        )
         return None
     if len(paths) > 1:
         names = ", ".join(k for k, _ in paths)
         report.error(field, f"a matcher takes one path specifier, not {names}")
         return None
     kind, path = paths[0]
+    if kind == "connectMatcher":
+        kind = "connect"  # HTTP CONNECT requests, which carry no path
     if kind in ("prefix", "exact") and not path.startswith("/"):
         report.error(f"{field}.{kind}", f"{path!r} must start with /")
         return None

@@ -3,8 +3,9 @@ inline options, and the shallow merge that also passes route options down to del
 routes.
 
 The merge is generic over the models' fields (a field set higher up wins whole; a field
-only a lower source sets is taken from it), so options added by any feature merge the
-same way without code here.
+only a lower source sets is taken from it; a oneof of the established API, listed in the
+model's `ONEOFS`, counts as one field), so options added by any feature merge the same way
+without code here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from gw.api.meta import Model
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.traffic import build_host_traffic, build_route_traffic
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -42,10 +44,16 @@ def merge_over(high: M | None, low: M | None) -> M | None:
         return high
     if high is None:
         return low
+    taken = high.model_fields_set | {
+        name
+        for group in getattr(type(high), "ONEOFS", ())
+        if group & high.model_fields_set
+        for name in group
+    }
     update = {
         name: getattr(low, name)
         for name in type(low).model_fields
-        if name in low.model_fields_set and name not in high.model_fields_set
+        if name in low.model_fields_set and name not in taken
     }
     return high.model_copy(update=update) if update else high
 
@@ -93,17 +101,27 @@ def _resolve(
 
 def check_option_resources(refs: Refs, reports: Reports) -> None:
     """Each VirtualHostOption / RouteOption on its own: the options gw can check without a
-    virtual host (retries, cors, transformations). A rejected one rejects every host that
-    refers to it."""
+    virtual host (retries, cors, transformations, the traffic options). A rejected one
+    rejects every host that refers to it."""
     for vh_option in refs.of_kind(api.VirtualHostOption):
         report = reports.of(vh_option.key)
         vh = vh_option.spec.options
         build_retries(vh.retries, "spec.options.retries", report)
         build_cors(vh.cors, "spec.options.cors", report, route_level=False)
         build_transformations(vh.staged_transformations, vh.transformations, "spec.options", report)
+        build_host_traffic(vh, "spec.options", refs=refs, owner=vh_option.key, report=report)
     for rt_option in refs.of_kind(api.RouteOption):
         report = reports.of(rt_option.key)
         rt = rt_option.spec.options
         build_retries(rt.retries, "spec.options.retries", report)
         build_cors(rt.cors, "spec.options.cors", report, route_level=True)
         build_transformations(rt.staged_transformations, rt.transformations, "spec.options", report)
+        build_route_traffic(
+            rt,
+            "spec.options",
+            forwarded=True,
+            own=None,
+            refs=refs,
+            owner=rt_option.key,
+            report=report,
+        )

@@ -24,7 +24,9 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway import (
     extauth,
+    extproc,
     gateways,
+    hybrid,
     install,
     placement,
     ratelimit,
@@ -43,6 +45,7 @@ from gw.translator.gateway.proxies import assemble, build_proxies
 from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
 from gw.translator.gateway.servers import ServerKind, check_server_use, resolve_servers
 from gw.translator.gateway.stagecache import ServerUse, StageCache
+from gw.translator.gateway.traffic import refuse_in_route_tables
 from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.options import Options
@@ -52,7 +55,7 @@ from gw.translator.reports import Reports
 Pass = Callable[[Build], None]
 
 #: gw's own servers that virtual hosts call, each attached by `servers.py`'s one mechanism.
-SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER)
+SERVERS: tuple[ServerKind[Any], ...] = (extauth.SERVER, ratelimit.SERVER, *extproc.SERVERS)
 
 
 def build_proxy(
@@ -128,6 +131,7 @@ def build_gateway_listeners(build: Build) -> None:
             build.reports,
             keep_empty=build.translate_empty_gateways,
             grpc_web=build.grpc_web,
+            now=build.options.now,
         )
     )
 
@@ -166,6 +170,7 @@ def check_shared_options(build: Build) -> None:
     check_option_resources(build.refs, build.reports)
     for table in build.snapshot.of_kind(api.RouteTable):
         build.reports.of(table.key)
+    refuse_in_route_tables(build.snapshot.of_kind(api.RouteTable), build.reports)
 
 
 def build_virtual_services(build: Build) -> None:
@@ -193,6 +198,7 @@ def check_domain_conflicts(build: Build) -> None:
 
 def check_sni_conflicts(build: Build) -> None:
     tls.check_sni_conflicts(build.hosts, build.reports)
+    hybrid.check_part_conflicts(build.hosts, build.gateways, build.reports)
 
 
 def check_server_users(build: Build) -> None:
@@ -276,7 +282,7 @@ HOST_PASSES: tuple[Pass, ...] = (
     build_virtual_services,  # VirtualServices → virtual hosts, one at a time (cached)
     place_virtual_hosts,  # on the listeners of the gateways that select them
     check_domain_conflicts,  # one domain, two hosts on a listener: both rejected
-    check_sni_conflicts,  # one SNI name, two TLS hosts: both rejected
+    check_sni_conflicts,  # one SNI name, two TLS hosts (or a hybrid gateway's part): rejected
     check_server_users,  # hosts that need a server the Settings do not name: rejected
     add_direct_service_clusters,  # clusters of the services routes address directly
     propagate,  # referrers of rejected resources are rejected

@@ -2,8 +2,10 @@
 
 `choose_gateways` picks each Gateway as built or, when it is rejected, as last accepted, and
 refuses port clashes per proxy; `place_virtual_hosts` puts each VirtualService's virtual host
-on every listener whose gateway selects it (per-listener domain and SNI conflicts are then
-checked by `virtualhosts.py` and `tls.py`, which key their claims by that placement).
+on every listener whose gateway selects it — or, on a hybrid gateway, on every HTTP part
+that selects it, with the TLS defaults of the part's matcher (per-listener domain and SNI
+conflicts are then checked by `virtualhosts.py`, `tls.py` and `hybrid.py`, which key their
+claims by that placement).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.gateways import HTTPS, GatewayListener, default_gateways
+from gw.translator.gateway.hybrid_matcher import TlsDefaults
 from gw.translator.options import Options
 from gw.translator.reports import Reports
 
@@ -114,13 +117,25 @@ def place_virtual_hosts(
         placed: list[tuple[str, ir.VirtualHost]] = []
         for role, vhost in contribution.virtual_hosts:
             built_port = options.https_port if role == HTTPS else options.http_port
-            for g in gateways:
-                if g.ssl == (role == HTTPS) and isinstance(vs, api.VirtualService):
-                    if g.selection.picks(vs):
-                        placed.append((g.role, _ported(vhost, built_port, g.port)))
+            for part, defaults in (p for g in gateways for p in http_parts(g)):
+                if part.ssl == (role == HTTPS) and isinstance(vs, api.VirtualService):
+                    if part.selection.picks(vs):
+                        placed_vhost = _ported(vhost, built_port, part.port)
+                        if defaults is not None and placed_vhost.tls is not None:
+                            tls = defaults.apply(placed_vhost.tls, vs.spec.ssl_config)
+                            placed_vhost = dataclasses.replace(placed_vhost, tls=tls)
+                        placed.append((part.role, placed_vhost))
         secrets = contribution.secrets if placed else ()
         out[key] = dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
     return out
+
+
+def http_parts(g: GatewayListener) -> tuple[tuple[GatewayListener, TlsDefaults | None], ...]:
+    """Where a gateway places virtual hosts: itself, or each HTTP part of a hybrid one
+    (with its matcher's TLS defaults); a TCP gateway nowhere."""
+    if g.kind == "hybrid":
+        return tuple((s.http, s.matched.tls) for s in g.matched if s.http is not None)
+    return () if g.kind == "tcp" else ((g, None),)
 
 
 def _ported(vhost: ir.VirtualHost, built: int, port: int) -> ir.VirtualHost:
@@ -170,10 +185,11 @@ def warn_domain_conflicts(
     for role, domain in conflicts:
         by_role[role].append(domain)
     for g in gateways:
-        if g.source is not None and by_role.get(g.role):
+        domains = [d for part, _ in http_parts(g) for d in by_role.get(part.role, [])]
+        if g.source is not None and domains:
             key = ResourceKey(g.source.kind, g.source.namespace, g.source.name)
             reports.of(key).warning(
-                "spec.httpGateway",
+                "spec.hybridGateway" if g.kind == "hybrid" else "spec.httpGateway",
                 "domain conflict: the following domains are present in more than one of the "
-                f"virtual services associated with this gateway: [{' '.join(by_role[g.role])}]",
+                f"virtual services associated with this gateway: [{' '.join(domains)}]",
             )

@@ -140,7 +140,11 @@ def _listeners(
     out = []
     for g in gateways:
         vhosts = by_role.get(g.role, [])
-        if proxy in g.proxies and (vhosts or g.keep_empty):
+        if proxy in g.proxies and g.kind != "http":
+            listener = _layer4_listener(g, by_role)
+            if listener is not None:
+                out.append(listener)
+        elif proxy in g.proxies and (vhosts or g.keep_empty):
             out.append(
                 ir.Listener(
                     name=g.name,
@@ -151,6 +155,7 @@ def _listeners(
                     http=g.http,
                     options=g.options,
                     plugins=g.plugins,
+                    route_options=g.route_options,
                 )
             )
     return tuple(out)
@@ -158,6 +163,49 @@ def _listeners(
 
 def _name(vhost: ir.VirtualHost) -> str:
     return vhost.name
+
+
+def _layer4_listener(
+    g: GatewayListener, by_role: Mapping[str, Sequence[ir.VirtualHost]]
+) -> ir.Listener | None:
+    """A TCP or hybrid gateway's listener; None when no part has a filter chain (a TLS
+    HTTP part without TLS virtual hosts has none)."""
+    matched = []
+    for section in g.matched:
+        http = None
+        if section.http is not None:
+            vhosts = sorted(by_role.get(section.http.role, []), key=lambda v: v.name)
+            if not vhosts and section.matched.tls is not None:
+                continue
+            http = ir.Listener(
+                name=section.name,
+                address=g.address,
+                port=g.port,
+                virtual_hosts=tuple(vhosts),
+                http=section.http.http,
+                options=section.http.options,
+            )
+        matched.append(
+            ir.MatchedListener(
+                name=section.name,
+                match=section.matched.match,
+                http=http,
+                tcp=section.tcp,
+                source=section.source,
+            )
+        )
+    if g.tcp is None and not matched:
+        return None
+    return ir.Listener(
+        name=g.name,
+        address=g.address,
+        port=g.port,
+        virtual_hosts=(),
+        gateway=g.source,
+        options=g.options,
+        tcp=g.tcp,
+        matched=tuple(matched),
+    )
 
 
 def _uses(

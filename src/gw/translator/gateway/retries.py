@@ -45,6 +45,14 @@ def build_retries(
         if not 100 <= code <= 599:
             report.error(f"{field}.retriableStatusCodes[{i}]", f"{code} is not an HTTP status code")
             return None
+    rate_limited = policy.rate_limited_retry_back_off
+    if rate_limited is not None and not rate_limited.reset_headers:
+        report.error(
+            f"{field}.rateLimitedRetryBackOff.resetHeaders",
+            "name at least one header to read the back-off from (Retry-After, X-RateLimit-Reset)",
+        )
+        return None
+    priorities = policy.previous_priorities
     return ir.RetryPolicy(
         retry_on=policy.retry_on or "",
         num_retries=policy.num_retries,
@@ -54,4 +62,16 @@ def build_retries(
         base_interval_ms=base_ms,
         max_interval_ms=max_ms,
         retriable_status_codes=tuple(policy.retriable_status_codes),
+        reset_headers=tuple(
+            (h.name, h.format) for h in (rate_limited.reset_headers if rate_limited else ())
+        ),
+        rate_limited_max_interval_ms=(
+            int(duration_ms(rate_limited.max_interval))
+            if rate_limited and rate_limited.max_interval
+            else None
+        ),
+        # Unset or 0: every attempt (the established gateway's default, 1).
+        previous_priorities_update_frequency=(
+            (priorities.update_frequency or 1) if priorities is not None else None
+        ),
     )

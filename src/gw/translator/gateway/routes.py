@@ -15,38 +15,33 @@ from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
 from gw.translator.envoy.names import reserved_cluster_problem
+from gw.translator.envoy.transform import own as own_transformations
+from gw.translator.gateway.azure import check_function_route
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import refine_destination
+from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.invalid_routes import build_or_replace
 from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
 from gw.translator.gateway.loadbalancer import build_hash_policies
 from gw.translator.gateway.matchers import build_match
-from gw.translator.gateway.oneof import own_choices
 from gw.translator.gateway.optionrefs import merge_option_refs, merge_over
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.rbac import build_rbac
+from gw.translator.gateway.redirects import build_redirect
 from gw.translator.gateway.retries import build_retries
+from gw.translator.gateway.routetracing import check_span_name
 from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
+from gw.translator.gateway.traffic import build_destination_traffic, build_route_traffic
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.gateway.transform import inherit as inherit_transformations
 from gw.translator.gateway.upstreamgroups import route_to_group, weights_too_large
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
-
-_REDIRECT_CODES = {
-    None: 301,
-    "MOVED_PERMANENTLY": 301,
-    "FOUND": 302,
-    "SEE_OTHER": 303,
-    "TEMPORARY_REDIRECT": 307,
-    "PERMANENT_REDIRECT": 308,
-}
-
 
 _NO_OPTIONS = RouteOptions()
 _CATCH_ALL = (Matcher(prefix="/"),)
@@ -120,7 +115,6 @@ class RouteBuilder:
             report=self.report,
         )
         options = merge_over(own, parent.options if parent else None) or _NO_OPTIONS
-        options = own_choices(own, options)
         if own and own.prefix_rewrite and route.route_action is None and not route.delegate_action:
             self.report.error(
                 f"{field}.options.prefixRewrite",
@@ -149,8 +143,17 @@ class RouteBuilder:
         ratelimit = self.ratelimit.resolve(options, where)
         retries = build_retries(options.retries, f"{where}.retries", self.report)
         cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
+        traffic = build_route_traffic(
+            options,
+            where,
+            forwarded=isinstance(action, ir.Forward),
+            own=own,
+            refs=self.refs,
+            owner=self.owner,
+            report=self.report,
+        )
         self.route_starts.append(len(self.routes))
-        for match, where in self.route_matches(route, field, parent):
+        for match, written in self.route_matches(route, field, parent):
             if action is None:
                 continue
             self.routes.append(
@@ -166,10 +169,16 @@ class RouteBuilder:
                     retries=retries,
                     cors=cors,
                     ratelimit=ratelimit,
-                    source=self.origin(where),
+                    traffic=traffic,
+                    source=self.origin(written),
                     delegated_by=parent.via if parent else (),
                 )
             )
+        added = self.routes[self.route_starts[-1] :]
+        if added and traffic is not None and traffic.tracing is not None:
+            staged = own_transformations(added[0]) or self.vhost_transformations
+            span = staged.span_name if staged is not None else None
+            check_span_name(traffic.tracing, span, f"{where}.tracing", self.report)
 
     def _transformations(
         self, options: RouteOptions, where: str, parent: Parent | None
@@ -260,24 +269,23 @@ class RouteBuilder:
             d = route.direct_response_action
             return ir.DirectResponse(status=d.status, body=d.body)
         if route.redirect_action is not None:
-            r = route.redirect_action
-            return ir.Redirect(
-                host=r.host_redirect,
-                path=r.path_redirect,
-                prefix_rewrite=r.prefix_rewrite,
-                response_code=_REDIRECT_CODES[r.response_code],
-                https=r.https_redirect,
-                strip_query=r.strip_query,
-                port=r.port_redirect,
-            )
+            return build_redirect(route.redirect_action, f"{field}.redirectAction", self.report)
         assert route.route_action is not None
         clusters = self._clusters(route, f"{field}.routeAction")
         if clusters is None:
             return None
-        if not clusters:  # an upstream group that does not exist (warned)
-            return ir.DirectResponse(status=503)
+        target = request_target(route.route_action, f"{field}.routeAction", self.report)
+        if target is None and not clusters:
+            action = route.route_action
+            if action.cluster_header is not None or action.dynamic_forward_proxy is not None:
+                return None  # in error (reported)
+            return ir.DirectResponse(status=503)  # an upstream group that does not exist (warned)
+        if not check_function_route(clusters, options.prefix_rewrite, field, self.report):
+            return None
         return ir.Forward(
             clusters=clusters,
+            cluster_header=target.cluster_header if target else None,
+            dynamic_forward_proxy=target.dynamic_forward_proxy if target else None,
             prefix_rewrite=options.prefix_rewrite or None,
             timeout_ms=int(duration_ms(options.timeout)) if options.timeout else None,
             host_rewrite=options.host_rewrite or None,
@@ -290,6 +298,11 @@ class RouteBuilder:
     def _clusters(self, route: Route, field: str) -> tuple[ir.WeightedCluster, ...] | None:
         action = route.route_action
         assert action is not None
+        if len(chosen := destinations_set(action)) > 1:
+            self.report.error(field, f"set one destination, not {', '.join(chosen)}")
+            return None
+        if action.cluster_header is not None or action.dynamic_forward_proxy is not None:
+            return ()  # the request names its upstream (checked by `request_target`)
         if action.single is not None:
             target = self._destination(action.single, f"{field}.single")
             return None if target is None else (target,)
@@ -316,24 +329,28 @@ class RouteBuilder:
                 )
                 if target is None:
                     return None
-                if d.weight > 0 and d.options is not None:
-                    options = d.options
+                where = f"{field}.multi.destinations[{i}].options"
+                traffic = build_destination_traffic(d.options, where, self.report)
+                if d.weight == 0:
+                    continue
+                if d.options is not None:
                     target = dataclasses.replace(
                         target,
                         transformations=build_transformations(
-                            options.staged_transformations,
-                            options.transformations,
-                            f"{field}.multi.destinations[{i}].options",
+                            d.options.staged_transformations,
+                            d.options.transformations,
+                            where,
                             self.report,
                         ),
                     )
-                if d.weight > 0:
-                    out.append(dataclasses.replace(target, weight=d.weight))
+                out.append(dataclasses.replace(target, weight=d.weight, traffic=traffic))
             return tuple(out)
         if action.upstream_group is not None:
             return self._group(action.upstream_group, f"{field}.upstreamGroup")
         self.report.error(
-            field, "must specify either 'single', 'multi' or 'upstreamGroup' for action"
+            field,
+            "must specify either 'single', 'multi', 'upstreamGroup', 'clusterHeader' or "
+            "'dynamicForwardProxy' for action",
         )
         return None
 

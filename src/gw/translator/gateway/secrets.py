@@ -1,4 +1,5 @@
-"""TLS secrets → checked key material (`ir.TlsSecret`), for downstream and upstream TLS.
+"""TLS secrets → checked key material (`ir.TlsSecret`), for downstream and upstream TLS;
+and the lookup every other secret reference (cloud credentials and keys) makes.
 
 A TLS secret is the orchestrator's `kubernetes.io/tls` shape: `tls.crt` (certificate chain,
 PEM), `tls.key` (private key, PEM), optionally `ca.crt`. It is checked here so that a bad
@@ -28,6 +29,25 @@ CA_KEY = "ca.crt"
 def tls_secret_name(namespace: str, name: str) -> str:
     """The SDS name of a secret: `<namespace>_<name>`."""
     return f"{namespace}_{name}"
+
+
+def resolve_secret(
+    ref: ResourceRef,
+    referrer: ResourceKey,
+    field: str,
+    refs: Refs,
+    report: ResourceReport | None,
+    *,
+    missing: str,
+) -> tuple[api.Secret | None, ResourceKey]:
+    """The secret `ref` names (None when it cannot be used) and its key. One that does not
+    exist is reported (`missing`, with `{where}` for its `namespace.name`) when `report` is
+    given; one that exists but does not parse is reported by the store."""
+    secret = refs.resolve(api.Secret, ref, referrer=referrer, field=field)
+    key = refs.key(api.Secret, ref, referrer)
+    if secret is None and report is not None and not refs.exists(key):
+        report.error(field, missing.format(where=f"{key.namespace}.{key.name}"))
+    return secret, key
 
 
 def resolve_tls_secret(

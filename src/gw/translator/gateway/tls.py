@@ -48,16 +48,31 @@ def build_tls(
     """The TLS termination of `vs` and the secret it serves, or None after reporting why."""
     ssl = vs.spec.ssl_config
     assert ssl is not None
+    return build_termination(ssl, vs.key, domains, snapshot, refs, report, clock)
+
+
+def build_termination(
+    ssl: SslConfig,
+    owner: ResourceKey,
+    domains: tuple[str, ...],
+    snapshot: Snapshot,
+    refs: Refs,
+    report: ResourceReport,
+    clock: Clock,
+    field: str = FIELD,
+) -> tuple[ir.TlsTermination, ir.TlsSecret] | None:
+    """TLS terminated with `ssl` (at `field` of `owner`): its SNI names are `sniDomains`,
+    else `domains` (a virtual host's); none at all makes it the default chain."""
     errors = len(report.errors)
     if ssl.ssl_files is not None:
         report.error(
-            f"{FIELD}.sslFiles",
+            f"{field}.sslFiles",
             "sslFiles is not supported: the proxy would read files the control plane cannot "
             "check; put the certificate and key in a TLS secret and use sslConfig.secretRef",
         )
     if ssl.ocsp_staple_policy not in (None, "LENIENT_STAPLING"):
         report.error(
-            f"{FIELD}.ocspStaplePolicy",
+            f"{field}.ocspStaplePolicy",
             f"{ssl.ocsp_staple_policy} is not supported: gw serves no OCSP staples yet; "
             "leave ocspStaplePolicy unset",
         )
@@ -65,32 +80,33 @@ def build_tls(
     if ssl.secret_ref is None:
         if ssl.ssl_files is None:
             report.error(
-                f"{FIELD}.secretRef",
+                f"{field}.secretRef",
                 "sslConfig needs secretRef: the TLS secret holding the certificate and key",
             )
     else:
-        secret = _secret(vs, ssl.secret_ref, snapshot, refs, report, clock)
-    server_names = _server_names(ssl, domains, report)
-    termination = _termination(ssl, secret, server_names, report)
+        secret = _secret(owner, ssl.secret_ref, snapshot, refs, report, clock, field)
+    server_names = _server_names(ssl, domains, report, field)
+    termination = _termination(ssl, secret, server_names, report, field)
     if len(report.errors) > errors or secret is None or termination is None:
         return None
     return termination, secret
 
 
 def _secret(
-    vs: api.VirtualService,
+    owner: ResourceKey,
     ref: ResourceRef,
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
     clock: Clock,
+    ssl_field: str,
 ) -> ir.TlsSecret | None:
-    field = f"{FIELD}.secretRef"
-    key = refs.key(api.Secret, ref, vs.key)
+    field = f"{ssl_field}.secretRef"
+    key = refs.key(api.Secret, ref, owner)
     unreadable = [e for e in snapshot.errors if e.key == key and key not in snapshot.resources]
     if unreadable:
         # Secrets have no status of their own: say here why this one cannot be used.
-        refs.link(vs.key, field, key)
+        refs.link(owner, field, key)
         report.error(
             field,
             f"the secret {key.namespace}.{key.name} cannot be read ({unreadable[0]}); "
@@ -98,7 +114,7 @@ def _secret(
         )
         return None
     return resolve_tls_secret(
-        ref, refs=refs, referrer=vs.key, field=field, report=report, clock=clock
+        ref, refs=refs, referrer=owner, field=field, report=report, clock=clock
     )
 
 
@@ -107,35 +123,46 @@ def _termination(
     secret: ir.TlsSecret | None,
     server_names: tuple[str, ...],
     report: ResourceReport,
+    field: str,
 ) -> ir.TlsTermination | None:
     has_ca = secret is not None and secret.ca is not None
     if ssl.verify_subject_alt_name and secret is not None and not has_ca:
         report.error(
-            f"{FIELD}.verifySubjectAltName",
+            f"{field}.verifySubjectAltName",
             "a root_ca must be provided if verify_subject_alt_name is not empty: "
             "add ca.crt to the TLS secret",
         )
+    # oneWayTls is server-only TLS, as in the established gateway: clients are not asked
+    # for a certificate, so the CA and the names to check have nothing to verify.
+    checks_clients = has_ca and not ssl.one_way_tls
+    if ssl.one_way_tls and ssl.verify_subject_alt_name and has_ca:
+        report.warning(
+            f"{FIELD}.verifySubjectAltName",
+            "no effect with oneWayTls: true: clients are not asked for a certificate, so "
+            "there are no names to check; set oneWayTls: false to require client "
+            "certificates with these names, or remove verifySubjectAltName",
+        )
     for i, protocol in enumerate(ssl.alpn_protocols):
         if not 0 < len(protocol.encode()) < 256:
-            report.error(f"{FIELD}.alpnProtocols[{i}]", "an ALPN protocol name has 1 to 255 bytes")
+            report.error(f"{field}.alpnProtocols[{i}]", "an ALPN protocol name has 1 to 255 bytes")
     timeout_ms = None
     if ssl.transport_socket_connect_timeout is not None:
         try:
             timeout_ms = round(duration_ms(ssl.transport_socket_connect_timeout))
         except ValueError as exc:
-            report.error(f"{FIELD}.transportSocketConnectTimeout", str(exc))
-    params = check_parameters(ssl.parameters, report)
+            report.error(f"{field}.transportSocketConnectTimeout", str(exc))
+    params = check_parameters(ssl.parameters, report, f"{field}.parameters")
     if secret is None or params is None:
         return None
     minimum, maximum, ciphers, curves = params
     return ir.TlsTermination(
         server_names=server_names,
         secret=secret.name,
-        validate_clients=has_ca,
         # The established default: a secret with ca.crt means client certificates are
-        # required, unless oneWayTls says they are only checked when offered.
-        require_client_certificate=has_ca and not ssl.one_way_tls,
-        verify_subject_alt_names=tuple(ssl.verify_subject_alt_name),
+        # required (mutual TLS), unless oneWayTls turns them off.
+        validate_clients=checks_clients,
+        require_client_certificate=checks_clients,
+        verify_subject_alt_names=tuple(ssl.verify_subject_alt_name) if checks_clients else (),
         alpn_protocols=_alpn(ssl.alpn_protocols),
         minimum_version=minimum,
         maximum_version=maximum,
@@ -147,11 +174,11 @@ def _termination(
 
 
 def _server_names(
-    ssl: SslConfig, domains: tuple[str, ...], report: ResourceReport
+    ssl: SslConfig, domains: tuple[str, ...], report: ResourceReport, ssl_field: str = FIELD
 ) -> tuple[str, ...]:
     """The SNI names selecting this chain; () for the default chain."""
     given = bool(ssl.sni_domains)
-    field = f"{FIELD}.sniDomains" if given else "spec.virtualHost.domains"
+    field = f"{ssl_field}.sniDomains" if given else "spec.virtualHost.domains"
     names: list[str] = []
     for i, raw in enumerate(ssl.sni_domains if given else domains):
         # A Host header may carry a port; SNI never does.
@@ -176,6 +203,28 @@ def _server_names(
             )
         return ()
     return tuple(names)
+
+
+def server_name_problem(name: str) -> str | None:
+    """Why `name` cannot be an SNI name a filter chain matches; None when it can."""
+    if _SERVER_NAME.match(name):
+        return None
+    return f"{name!r} cannot select a filter chain by SNI: use a host name or *.<domain>"
+
+
+def sni_names(domains: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:
+    """SNI names to match (`*`, any name, is the same as none)."""
+    out: list[str] = []
+    for i, raw in enumerate(domains):
+        name = raw.strip().lower()
+        if name == ANY_SNI:
+            continue
+        problem = server_name_problem(name)
+        if problem is not None:
+            report.error(f"{field}[{i}]", problem)
+        elif name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 def _alpn(protocols: list[str]) -> tuple[str, ...]:

@@ -37,11 +37,12 @@ ECDH_CURVES = {
 Parameters = tuple[str | None, str | None, tuple[str, ...], tuple[str, ...]]
 
 
-def check_parameters(params: SslParameters | None, report: ResourceReport) -> Parameters | None:
+def check_parameters(
+    params: SslParameters | None, report: ResourceReport, field: str = "spec.sslConfig.parameters"
+) -> Parameters | None:
     """(minimum version, maximum version, cipher suites, curves), or None after reporting."""
     if params is None:
         return None, None, (), ()
-    field = "spec.sslConfig.parameters"
     ok = True
     minimum = _version(params.minimum_protocol_version)
     maximum = _version(params.maximum_protocol_version)

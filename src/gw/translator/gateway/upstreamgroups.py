@@ -16,6 +16,7 @@ from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
 from gw.translator.gateway.destinations import refine_destination
 from gw.translator.gateway.orch import resolve_service_destination
+from gw.translator.gateway.traffic import build_destination_traffic
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -59,15 +60,26 @@ def group_clusters(
     out: list[ir.WeightedCluster] = []
     ok = True
     for i, weighted in enumerate(destinations):
+        errors = len(report.errors)
+        traffic = build_destination_traffic(
+            weighted.options, f"spec.destinations[{i}].options", report
+        )
         target = _destination(group, i, weighted.destination, refs, report)
-        if target is None:
+        if target is None or len(report.errors) > errors:
             ok = False
         elif weighted.weight > 0:
-            out.append(dataclasses.replace(target, weight=weighted.weight))
+            out.append(dataclasses.replace(target, weight=weighted.weight, traffic=traffic))
     if ok and not out:
         report.error("spec.destinations", "at least one destination needs a weight above 0")
     if ok and (total := sum(w.weight for w in destinations)) > MAX_TOTAL_WEIGHT:
         report.error("spec.destinations", weights_too_large(total))
+        ok = False
+    if ok and len(out) > 1 and any(t.path_rewrite for t in out):
+        report.error(
+            "spec.destinations",
+            "an azure function (destinationSpec.azure) can only be a route's one destination "
+            "in gw: Envoy rewrites the path per route, not per weighted destination",
+        )
         ok = False
     return tuple(out) if ok and out else None
 

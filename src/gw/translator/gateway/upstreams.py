@@ -4,9 +4,12 @@ A static upstream with IP hosts becomes a STATIC cluster; with any host name, En
 resolves the names itself (STRICT_DNS). An `orch` upstream becomes an EDS cluster selecting
 a service port (`orch.py`; endpoints from `endpoints.py`); a `pipe` upstream a STATIC
 cluster on a Unix socket; an `aws` upstream a cluster to the region's Lambda endpoint
-(`aws.py`). TLS to the upstream comes from `upstream_tls.py`, and each option from its own
-module: `loadbalancer`, `healthcheck`, `outlier`, `circuitbreakers`, `connection`,
-`subsets`, `failover`, `functions` (service specs). Cluster names are `<upstream>_<namespace>`.
+(`aws.py`); an `azure` upstream a cluster to the function app (`azure.py`); a `gcp`
+upstream a cluster to the service, and one to the metadata server its identity tokens
+come from (`gcp.py`). TLS to the upstream comes from `upstream_tls.py`,
+and each option from its own module: `loadbalancer`, `healthcheck`, `outlier`,
+`circuitbreakers`, `connection`, `subsets`, `failover`, `functions` (service specs).
+Cluster names are `<upstream>_<namespace>`.
 
 Kinds and fields that need what stock Envoy (or this machine) does not have are refused by
 name, with what they would need, so that no field is accepted and then ignored.
@@ -24,11 +27,13 @@ from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.aws import check_aws_upstream
+from gw.translator.gateway.azure import check_azure_upstream
 from gw.translator.gateway.circuitbreakers import build_circuit_breakers
 from gw.translator.gateway.connection import with_connection, with_dns
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.failover import build_failover
 from gw.translator.gateway.functions import service_spec_wants_http2
+from gw.translator.gateway.gcp import check_gcp_upstream, gcp_audience, with_metadata_cluster
 from gw.translator.gateway.healthcheck import build_health_checks
 from gw.translator.gateway.hosts import checked_address, endpoint_metadata, is_ip
 from gw.translator.gateway.loadbalancer import build_load_balancer
@@ -46,13 +51,8 @@ __all__ = ["build_cluster", "build_upstreams", "cluster_name", "is_ip"]
 REFUSED_KINDS = {
     "awsEc2": "it needs EC2 instance discovery through the AWS API, which stock Envoy does "
     "not do; list the instances as static hosts instead",
-    "azure": "it needs Azure Functions keys from a publish profile and function discovery; "
-    "route to the function app as a static upstream on port 443 instead",
     "consul": "it needs a Consul catalog client to discover the service's instances; list "
     "them as static hosts instead",
-    "gcp": "it needs an ID token from the GCP metadata server on every request (Envoy's "
-    "gcp_authn filter and a cluster to the metadata server), which gw does not configure; "
-    "route to the service as a static upstream on port 443 with hostRewrite instead",
     "ai": "it needs the enterprise AI gateway extensions (prompt guards, enrichment, "
     "provider APIs)",
 }
@@ -73,7 +73,8 @@ def build_upstreams(
         built = build_cluster(upstream, refs, report, options)
         if built is not None and not report.errors:
             cluster, secrets = built
-            out[upstream.key] = Contribution(clusters=(cluster,), secrets=secrets)
+            clusters = with_metadata_cluster(cluster, options)
+            out[upstream.key] = Contribution(clusters=clusters, secrets=secrets)
     return out
 
 
@@ -93,10 +94,10 @@ def build_cluster(
             ("orch", spec.orch),
             ("pipe", spec.pipe),
             ("aws", spec.aws),
-            ("awsEc2", spec.aws_ec2),
             ("azure", spec.azure),
-            ("consul", spec.consul),
             ("gcp", spec.gcp),
+            ("awsEc2", spec.aws_ec2),
+            ("consul", spec.consul),
             ("ai", spec.ai),
         )
         if value is not None
@@ -104,7 +105,9 @@ def build_cluster(
     if len(kinds) != 1:
         found = " and ".join(kinds) if kinds else "none"
         report.error(
-            "spec", f"an Upstream needs exactly one of static, orch, pipe or aws (found {found})"
+            "spec",
+            "an Upstream needs exactly one of static, orch, pipe, aws, azure or gcp "
+            f"(found {found})",
         )
         return None
     if kinds[0] in REFUSED_KINDS:
@@ -116,8 +119,10 @@ def build_cluster(
     cluster = _located(upstream, refs, report)
     if cluster is None:
         return None
-    if spec.aws is not None and tls is None:
-        tls = ir.UpstreamTls(sni=cluster.endpoints[0].address)  # Lambda is HTTPS only
+    cloud = any(kind is not None for kind in (spec.aws, spec.azure, spec.gcp))
+    if cloud and (tls is None or tls.sni is None):  # HTTPS, to a service found by its name
+        host = cluster.endpoints[0].address
+        tls = replace(tls or ir.UpstreamTls(), sni=None if is_ip(host) else host)
     cluster = _with_host_names(replace(cluster, tls=tls), upstream)
     cluster = with_connection(cluster, spec, report, http2=grpc)
     cluster = _with_health(cluster, upstream, report)
@@ -158,13 +163,16 @@ def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Clust
             return None
         endpoints = (ir.Endpoint(address=spec.pipe.path, port=0, pipe=True),)
         discovery = "static"
-    elif spec.aws is not None:
-        endpoints = check_aws_upstream(upstream, refs, report)
-        if not endpoints:
-            return None
-        discovery = "dns"
-    else:
-        endpoints = _static_endpoints(upstream, report)
+    else:  # hosts, or the one endpoint of a cloud service
+        endpoints = (
+            check_aws_upstream(upstream, refs, report)
+            if spec.aws is not None
+            else check_azure_upstream(upstream, refs, report)
+            if spec.azure is not None
+            else check_gcp_upstream(upstream, report)
+            if spec.gcp is not None
+            else _static_endpoints(upstream, report)
+        )
         if not endpoints:
             return None
         discovery = "static" if all(is_ip(e.address) for e in endpoints) else "dns"
@@ -176,6 +184,7 @@ def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Clust
         service=service,
         subsets=subsets,
         aws_lambda=True if spec.aws is not None else None,
+        gcp_audience=gcp_audience(spec.gcp) if spec.gcp is not None else None,
     )
 
 

@@ -13,7 +13,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import BuiltHost, Contribution, ListenerRole
-from gw.translator.gateway.cors import build_cors
+from gw.translator.gateway.cors import build_cors, merge_cors_policies
 from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
@@ -24,6 +24,7 @@ from gw.translator.gateway.retries import build_retries
 from gw.translator.gateway.routes import RouteBuilder
 from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.tls import build_tls
+from gw.translator.gateway.traffic import build_host_traffic
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
 from gw.translator.refs import Reads, Refs
@@ -180,11 +181,15 @@ def build_virtual_host(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
+    cors = build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False)
     return ir.VirtualHost(
         name=name,
         source=source,
         domains=domains,
-        routes=(*routes.extauth.flow_routes(name), *routes.routes),
+        routes=(
+            *routes.extauth.flow_routes(name),
+            *merge_cors_policies(routes.routes, cors, options.cors_policy_merge_settings),
+        ),
         transformations=transformations,
         headers=build_header_manipulation(
             options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
@@ -194,8 +199,9 @@ def build_virtual_host(
         rbac=rbac,
         extauth=extauth,
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
-        cors=build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False),
+        cors=cors,
         ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
+        traffic=build_host_traffic(options, _OPTIONS, refs=refs, owner=vs.key, report=report),
     )
 
 

@@ -9,9 +9,12 @@ One module per area, named with the feature word of the other layers (`api/jwt.p
 `gateway/jwt.py` → `ir/jwt.py` → `envoy/jwt.py`): the tree `proxy` → `listeners` →
 `virtualhosts` → `routes` → `clusters`, plus `secrets` and `source`, and the options
 `transform`, `headers`, `jwt`, `rbac`, `extauth`, `ratelimit`, `retries`, `cors`, `tls`, the
-listener's `hcm` (how it speaks HTTP), `access_log` and `http_listener` (the filters its own
-options add: `listener_health`, `gzip`, `stateful_session`), and for clusters
-`loadbalancer`, `healthcheck`, `aws`. A new option is a dataclass in its feature's module
+listener's `hcm` (how it speaks HTTP), `routeconfig`, `access_log` and `http_listener` (the
+filters its own options add: `listener_health`, `gzip`, `stateful_session`), and for
+clusters `loadbalancer`, `healthcheck`, `aws`; the traffic options are held by `traffic`
+(`faults`, `shadowing`, `rewrite`, `timeouts`, `upgrades`, `csrf`, `buffer`, `extproc`,
+`routetracing`, `stats`, with `matching`'s fractions and string matchers), and
+`dynamicforwardproxy` completes them. A new option is a dataclass in its feature's module
 (a new module for a new feature), the field of `VirtualHost`, `Route` or `Cluster` that
 holds it, and its name in `__all__` below. Code outside this package writes `ir.Route`,
 never `ir.routes.Route`. The configs of gw's own servers are not IR but contracts with
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from gw.translator.ir.access_log import AccessLog, LogCollector, LogFilter, LogHeader
 from gw.translator.ir.aws import AwsCredentials, LambdaInvocation
+from gw.translator.ir.buffer import BufferLimit
 from gw.translator.ir.clusters import (
     CircuitBreakers,
     Cluster,
@@ -37,6 +41,8 @@ from gw.translator.ir.clusters import (
     TcpKeepalive,
 )
 from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.csrf import CsrfPolicy
+from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
 from gw.translator.ir.extauth import (
     AuthService,
     CustomAuth,
@@ -44,6 +50,15 @@ from gw.translator.ir.extauth import (
     ExtAuthServer,
     HttpAuthService,
 )
+from gw.translator.ir.extproc import (
+    ExtProcOverrides,
+    ExtProcRoute,
+    ExtProcServer,
+    GrpcTarget,
+    MutationRules,
+    ProcessingMode,
+)
+from gw.translator.ir.faults import FaultAbort, FaultDelay, Faults
 from gw.translator.ir.grpc_json import GrpcJsonTranscoder
 from gw.translator.ir.gzip import Gzip
 from gw.translator.ir.hcm import Http2Options, HttpSettings, Tracing, TracingTag
@@ -71,12 +86,15 @@ from gw.translator.ir.jwt import (
 )
 from gw.translator.ir.listener_health import ListenerHealthCheck
 from gw.translator.ir.listeners import (
+    ChainMatch,
     ConnectionLimit,
     Listener,
     ListenerOptions,
+    MatchedListener,
     ProxyProtocol,
     ProxyProtocolRule,
     SocketOption,
+    TcpListener,
 )
 from gw.translator.ir.loadbalancer import (
     HashPolicy,
@@ -85,6 +103,7 @@ from gw.translator.ir.loadbalancer import (
     SubsetConfig,
     SubsetSelector,
 )
+from gw.translator.ir.matching import Fraction, StringMatch
 from gw.translator.ir.proxy import Proxy
 from gw.translator.ir.ratelimit import (
     Action,
@@ -98,6 +117,8 @@ from gw.translator.ir.ratelimit import (
 )
 from gw.translator.ir.rbac import ClaimMatch, Rbac, RbacPolicy, RbacPrincipal
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.rewrite import RegexRewrite, Rewrites
+from gw.translator.ir.routeconfig import RouteConfigOptions
 from gw.translator.ir.routes import (
     DirectResponse,
     Forward,
@@ -108,9 +129,13 @@ from gw.translator.ir.routes import (
     RouteMatch,
     WeightedCluster,
 )
+from gw.translator.ir.routetracing import RouteTracing
 from gw.translator.ir.secrets import TlsSecret
+from gw.translator.ir.shadowing import Shadow
 from gw.translator.ir.source import RouteOrigin, SourceRef
 from gw.translator.ir.stateful_session import StatefulSession
+from gw.translator.ir.stats import VirtualCluster
+from gw.translator.ir.tcp import TcpHost, TcpProxySettings, TcpTunnel
 from gw.translator.ir.template import (
     Branch,
     Call,
@@ -129,7 +154,9 @@ from gw.translator.ir.template import (
 from gw.translator.ir.template import (
     Node as Node,
 )
+from gw.translator.ir.timeouts import StreamTimeouts
 from gw.translator.ir.tls import TlsTermination, UpstreamTls
+from gw.translator.ir.traffic import DestinationTraffic, HostTraffic, RouteTraffic
 from gw.translator.ir.transform import (
     Extractor,
     ExtractorRef,
@@ -155,6 +182,7 @@ from gw.translator.ir.transform import (
 from gw.translator.ir.transform import (
     Step as Step,
 )
+from gw.translator.ir.upgrades import Upgrade
 from gw.translator.ir.virtualhosts import VirtualHost
 
 __all__ = [
@@ -164,7 +192,9 @@ __all__ = [
     "AwsCredentials",
     "BasicLimits",
     "Branch",
+    "BufferLimit",
     "Call",
+    "ChainMatch",
     "CircuitBreakers",
     "ClaimMatch",
     "ClaimToHeader",
@@ -173,18 +203,29 @@ __all__ = [
     "ConnectionOptions",
     "CorsPolicy",
     "CountLimit",
+    "CsrfPolicy",
     "CustomAuth",
+    "DestinationTraffic",
     "DirectResponse",
     "DnsOptions",
+    "DynamicForwardProxy",
     "Endpoint",
     "ExtAuth",
     "ExtAuthServer",
+    "ExtProcOverrides",
+    "ExtProcRoute",
+    "ExtProcServer",
     "Extractor",
     "ExtractorRef",
+    "FaultAbort",
+    "FaultDelay",
+    "Faults",
     "For",
     "Forward",
+    "Fraction",
     "GrpcHealthCheck",
     "GrpcJsonTranscoder",
+    "GrpcTarget",
     "Gzip",
     "HashPolicy",
     "HeaderBodyTransformation",
@@ -194,6 +235,7 @@ __all__ = [
     "HeaderTemplate",
     "HeaderValue",
     "HealthCheck",
+    "HostTraffic",
     "Http1Options",
     "Http2Options",
     "HttpAuthService",
@@ -216,13 +258,16 @@ __all__ = [
     "LogFilter",
     "LogHeader",
     "MatchHeader",
+    "MatchedListener",
     "MergedKey",
     "MetadataValue",
+    "MutationRules",
     "Op",
     "OutlierDetection",
     "Output",
     "Policy",
     "Preconnect",
+    "ProcessingMode",
     "Proxy",
     "ProxyProtocol",
     "ProxyProtocolRule",
@@ -233,6 +278,7 @@ __all__ = [
     "RbacPolicy",
     "RbacPrincipal",
     "Redirect",
+    "RegexRewrite",
     "RemoteJwks",
     "RenderedHeader",
     "RequestCondition",
@@ -240,23 +286,34 @@ __all__ = [
     "RequestRule",
     "ResponseRule",
     "RetryPolicy",
+    "Rewrites",
     "Route",
+    "RouteConfigOptions",
     "RouteJwt",
     "RouteJwtStage",
     "RouteMatch",
     "RouteOrigin",
+    "RouteTracing",
+    "RouteTraffic",
     "RouterSettings",
     "ServiceSelection",
     "Set",
+    "Shadow",
     "SlowStart",
     "SocketOption",
     "SourceRef",
     "StagedTransformations",
     "StatefulSession",
+    "StreamTimeouts",
+    "StringMatch",
     "SubsetConfig",
     "SubsetSelector",
     "TcpHealthCheck",
+    "TcpHost",
     "TcpKeepalive",
+    "TcpListener",
+    "TcpProxySettings",
+    "TcpTunnel",
     "TemplateExtractor",
     "TemplateTransformation",
     "Text",
@@ -267,8 +324,10 @@ __all__ = [
     "TracingTag",
     "Transformation",
     "TransformationScript",
+    "Upgrade",
     "UpstreamTls",
     "Var",
+    "VirtualCluster",
     "VirtualHost",
     "WeightedCluster",
 ]

@@ -153,3 +153,6 @@ class Cluster:
     proxy_protocol: Literal["V1", "V2"] | None = None
     #: Requests routed here invoke AWS Lambda functions (the route says which).
     aws_lambda: bool | None = None
+    #: Requests routed here carry a Google identity token for this audience, which the
+    #: proxy gets from the GCP metadata server (a `gcp` Upstream).
+    gcp_audience: str | None = None

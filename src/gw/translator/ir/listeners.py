@@ -1,5 +1,6 @@
-"""A listener: an address and port, how it accepts connections, how it speaks HTTP, and the
-virtual hosts served on it."""
+"""A listener: an address and port, how it accepts connections, and what it serves: virtual
+hosts over HTTP (how it speaks HTTP), TCP hosts (`TcpListener`), or both, each part taking
+the connections its matcher picks (`MatchedListener`, a hybrid gateway's)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from gw.translator.ir.access_log import AccessLog
 from gw.translator.ir.hcm import HttpSettings
 from gw.translator.ir.http_listener import HttpListenerOptions
 from gw.translator.ir.ratelimit import LocalLimit
+from gw.translator.ir.routeconfig import RouteConfigOptions
 from gw.translator.ir.source import SourceRef
+from gw.translator.ir.tcp import TcpHost, TcpProxySettings
 from gw.translator.ir.virtualhosts import VirtualHost
 
 
@@ -77,6 +80,41 @@ class ListenerOptions:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TcpListener:
+    """TCP hosts, each a filter chain, and what they share: the TCP proxy's settings, a
+    connection limit and a token bucket of connections (both per chain)."""
+
+    hosts: tuple[TcpHost, ...]
+    settings: TcpProxySettings = field(default_factory=TcpProxySettings)
+    connection_limit: ConnectionLimit | None = None
+    local_ratelimit: LocalLimit | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainMatch:
+    """Which connections a matched part of a listener takes: those from `source_ranges`
+    (`(address, prefix length)`, none: any source)."""
+
+    source_ranges: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchedListener:
+    """One part of a hybrid listener: the connections `match` picks, served over HTTP
+    (`http`: a listener of its own for its virtual hosts, settings and route configuration
+    names, never served by itself) or proxied over TCP (`tcp`)."""
+
+    #: Unique in its listener: its filter chains, statistics and route configurations are
+    #: named after it.
+    name: str
+    match: ChainMatch
+    http: Listener | None = None
+    tcp: TcpListener | None = None
+    #: The MatchableHttpGateway / MatchableTcpGateway it comes from, if any.
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Listener:
     name: str
     address: str
@@ -88,6 +126,12 @@ class Listener:
     options: ListenerOptions = field(default_factory=ListenerOptions)
     #: The HTTP filters its own options put on its chain (`httpGateway.options`).
     plugins: HttpListenerOptions = field(default_factory=HttpListenerOptions)
+    #: A TCP gateway's hosts (then no virtual hosts).
+    tcp: TcpListener | None = None
+    #: A hybrid gateway's parts (then no virtual hosts and no `tcp`), in matcher order.
+    matched: tuple[MatchedListener, ...] = ()
+    #: The Gateway's `routeOptions` for the route configurations of this listener.
+    route_options: RouteConfigOptions | None = None
 
     @property
     def route_config_name(self) -> str:

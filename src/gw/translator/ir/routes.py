@@ -11,6 +11,7 @@ from typing import Literal
 from gw.translator.ir.aws import LambdaInvocation
 from gw.translator.ir.clusters import ServiceSelection
 from gw.translator.ir.cors import CorsPolicy
+from gw.translator.ir.dynamicforwardproxy import DynamicForwardProxy
 from gw.translator.ir.extauth import ExtAuth
 from gw.translator.ir.headers import HeaderManipulation
 from gw.translator.ir.jwt import RouteJwt
@@ -18,7 +19,9 @@ from gw.translator.ir.loadbalancer import HashPolicy
 from gw.translator.ir.ratelimit import RateLimits
 from gw.translator.ir.rbac import Rbac
 from gw.translator.ir.retries import RetryPolicy
+from gw.translator.ir.rewrite import RegexRewrite
 from gw.translator.ir.source import RouteOrigin
+from gw.translator.ir.traffic import DestinationTraffic, RouteTraffic
 from gw.translator.ir.transform import StagedTransformations
 
 
@@ -39,7 +42,8 @@ class QueryMatch:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RouteMatch:
-    path_kind: Literal["prefix", "exact", "regex"]
+    #: `connect`: HTTP CONNECT requests (`path` is empty).
+    path_kind: Literal["prefix", "exact", "regex", "connect"]
     path: str
     case_sensitive: bool = True
     headers: tuple[HeaderMatch, ...] = ()
@@ -54,6 +58,8 @@ class WeightedCluster:
     #: Set when the route addresses an orchestrator service directly (`orch` destination):
     #: stage 1 adds the service's cluster next to the route.
     service: ServiceSelection | None = None
+    #: The destination's own options (`multi.destinations[].options`).
+    traffic: DestinationTraffic | None = None
     #: Set: replaces the route's (and virtual host's) transformations for requests sent to
     #: this cluster.
     transformations: StagedTransformations | None = None
@@ -61,13 +67,28 @@ class WeightedCluster:
     subset: tuple[tuple[str, str], ...] | None = None
     #: The AWS Lambda function the request invokes (the cluster is a Lambda endpoint).
     aws_lambda: LambdaInvocation | None = None
+    #: The Host the cluster's service needs (a cloud service that routes by Host); the
+    #: route's own host rewrite wins over it.
+    host_rewrite: str | None = None
+    #: The cluster is a Google Cloud service: the request gets its identity token
+    #: (`Cluster.gcp_audience`) on the way.
+    gcp_identity_token: bool | None = None
+    #: The path the request is sent with (its query kept): an Azure function's
+    #: `/api/<name>`. Only ever on a route's one cluster: Envoy rewrites paths per route.
+    path_rewrite: str | None = None
+    #: The Azure Functions key the request carries (`x-functions-key`).
+    function_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Forward:
-    """Send the request to one cluster, or split it across several by weight."""
+    """Send the request to one cluster, or split it across several by weight; or to the
+    cluster a request header names (`cluster_header`), or to the host the request names
+    (`dynamic_forward_proxy`), `clusters` being empty then."""
 
     clusters: tuple[WeightedCluster, ...]
+    cluster_header: str | None = None
+    dynamic_forward_proxy: DynamicForwardProxy | None = None
     prefix_rewrite: str | None = None
     timeout_ms: int | None = None
     host_rewrite: str | None = None
@@ -87,6 +108,7 @@ class Redirect:
     host: str | None = None
     path: str | None = None
     prefix_rewrite: str | None = None
+    regex_rewrite: RegexRewrite | None = None
     response_code: int = 301
     https: bool = False
     strip_query: bool = False
@@ -113,6 +135,8 @@ class Route:
     cors: CorsPolicy | None = None
     #: Replaces the virtual host's global and local limits on this route (None: inherit).
     ratelimit: RateLimits | None = None
+    #: Faults, shadowing, rewrites, timeouts, upgrades, CSRF, buffer, ext_proc, tracing.
+    traffic: RouteTraffic | None = None
     #: Where the route was written; for a delegated route, in its RouteTable.
     source: RouteOrigin | None = None
     #: The delegating routes that led to it, from the VirtualService's down.

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gw.translator.ir.cors import CorsPolicy
 from gw.translator.ir.extauth import ExtAuth, ExtAuthServer
+from gw.translator.ir.extproc import ExtProcServer
 from gw.translator.ir.headers import HeaderManipulation
 from gw.translator.ir.jwt import JwtVerification
 from gw.translator.ir.ratelimit import RateLimits, RateLimitServer
@@ -14,6 +15,7 @@ from gw.translator.ir.retries import RetryPolicy
 from gw.translator.ir.routes import Route
 from gw.translator.ir.source import SourceRef
 from gw.translator.ir.tls import TlsTermination
+from gw.translator.ir.traffic import HostTraffic
 from gw.translator.ir.transform import StagedTransformations
 
 
@@ -43,6 +45,10 @@ class VirtualHost:
     ratelimit: RateLimits | None = None
     #: Set (from Settings) when the host or one of its routes has rate limits.
     ratelimit_server: RateLimitServer | None = None
+    #: CSRF, buffer and ext_proc settings, attempt counts.
+    traffic: HostTraffic | None = None
+    #: The Settings' external processors (every host gets them), by variant; None: none.
+    ext_proc_servers: tuple[ExtProcServer, ...] | None = None
 
     @property
     def uses_extauth(self) -> bool:
