@@ -117,7 +117,7 @@ def timings(folder: Path, count: int) -> dict[str, float]:
     }
 
 
-def controlplane_rss_mb(folder: Path) -> float:
+def controlplane_rss_mb(folder: Path, count: int = 0) -> float:
     """Peak RSS of `gw controlplane --dir folder` once its first translation is done."""
     ports = [_free_port() for _ in range(2)]
     env = {**os.environ, "START_STATS_SERVER": "1", "LOG_LEVEL": "warning"}
@@ -142,7 +142,7 @@ def controlplane_rss_mb(folder: Path) -> float:
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 120 + count / 200  # 100,000 take minutes on 2 cores
         while time.monotonic() < deadline:
             try:
                 data = httpx.get(f"http://127.0.0.1:{ports[1]}/proxies", timeout=2).json()["data"]
@@ -152,7 +152,7 @@ def controlplane_rss_mb(folder: Path) -> float:
                 pass
             time.sleep(0.1)
         else:
-            raise TimeoutError("the control plane did not translate within 120 s")
+            raise TimeoutError("the control plane did not translate in time")
         status = Path(f"/proc/{proc.pid}/status").read_text()
         peak = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
         return int(peak.split()[1]) / 1024
@@ -160,7 +160,11 @@ def controlplane_rss_mb(folder: Path) -> float:
         # SIGTERM, not SIGINT: a benchmark started in the background by a shell inherits an
         # ignored SIGINT, and the control plane would never hear it.
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
 
 
 def _free_port() -> int:
@@ -176,6 +180,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--name", default="translate", help="results file name")
     args = parser.parse_args(argv)
     started, load_start = peers.now(), peers.load_average()
     results = []
@@ -190,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
                 {
                     "virtual_services": count,
                     **timings(folder, count),
-                    "rss_mb": controlplane_rss_mb(folder),
+                    "rss_mb": controlplane_rss_mb(folder, count),
                     "rss_baseline_mb": baseline,
                 }
             )
@@ -212,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         for r in results
     ]
     report.write(
-        "translate",
+        args.name,
         {
             "started": started,
             "load_average": {"start": load_start, "end": peers.load_average()},
