@@ -12,34 +12,19 @@ import pytest
 from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.route.v3 import route_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
-from google.protobuf import struct_pb2
-from google.rpc import status_pb2
 
 from gw.translator.envoy.xds import Messages
 from gw.xds.cache import SnapshotCache
 from gw.xds.server import AdsServer, start_server
 from tests.support.ports import free_port
-from tests.unit.xds.test_server import CDS, RDS, ROLE, resources, until
+from tests.unit.xds.test_server import CDS, RDS, ROLE, Stream, resources, until
 
 STRUCT = "type.googleapis.com/google.protobuf.Struct"
 
 
-class DeltaClient:
+class DeltaClient(Stream):
     def __init__(self, stub: ads_pb2_grpc.AggregatedDiscoveryServiceStub, role: str = ROLE):
-        self.role = role
-        self.requests: asyncio.Queue[discovery_pb2.DeltaDiscoveryRequest | None] = asyncio.Queue()
-        self.call = stub.DeltaAggregatedResources(self._iterate())
-        self.first = True
-        self.responses: asyncio.Queue[discovery_pb2.DeltaDiscoveryResponse] = asyncio.Queue()
-        self.reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        async for response in self.call:
-            await self.responses.put(response)
-
-    async def _iterate(self) -> AsyncIterator[discovery_pb2.DeltaDiscoveryRequest]:
-        while (request := await self.requests.get()) is not None:
-            yield request
+        super().__init__(stub.DeltaAggregatedResources, "delta-node", role)
 
     async def send(
         self,
@@ -57,22 +42,7 @@ class DeltaClient:
             response_nonce=nonce,
             initial_resource_versions=known or {},
         )
-        if self.first:
-            metadata = struct_pb2.Struct()
-            metadata.update({"role": self.role})
-            request.node.id = "delta-node"
-            request.node.metadata.CopyFrom(metadata)
-            self.first = False
-        if error is not None:
-            request.error_detail.CopyFrom(status_pb2.Status(code=3, message=error))
-        await self.requests.put(request)
-
-    async def receive(self, timeout: float = 5) -> discovery_pb2.DeltaDiscoveryResponse:
-        return await asyncio.wait_for(self.responses.get(), timeout)
-
-    async def nothing(self, wait: float = 0.3) -> None:
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(self.responses.get(), wait)
+        await self.put(request, error)
 
 
 Setup = tuple[SnapshotCache, AdsServer, grpc.aio.Channel]
