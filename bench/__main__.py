@@ -31,6 +31,10 @@ DEFAULT_RESULTS = Path(__file__).parent / "results"
 #: Each part and its arguments: full run, quick run.
 PARTS: dict[str, tuple[list[str], list[str]]] = {
     "dataplane": (["--duration", "5", "--rounds", "8"], ["--duration", "1", "--rounds", "1"]),
+    "dataplane_pieces": (
+        ["--duration", "2", "--rounds", "5"],
+        ["--duration", "1", "--rounds", "1", "--only", "no host check"],
+    ),
     "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
     "transform": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
     "oidc": (
@@ -76,6 +80,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
             }
             for r in data["results"]
         }
+    if part == "dataplane_pieces":
+        return {name: v["vs_gw"] for name, v in data["variants"].items()}
     if part == "routestats":
         return {"ratios": data["ratios"], "bytes_per_route": data["memory"]["bytes_per_route"]}
     if part == "isolation":

@@ -49,7 +49,19 @@ spec:
       routeAction: {{single: {{upstream: {{name: app, namespace: default}}}}}}
     - matchers: [{{prefix: /bad}}]
       routeAction: {{single: {{upstream: {{name: does-not-exist, namespace: default}}}}}}
+    - matchers: [{{prefix: /grpc}}]
+      routeAction: {{single: {{upstream: {{name: grpc, namespace: default}}}}}}
 {listed}"""
+
+
+#: An HTTP/2 upstream the listener routes to (never called): without one, gw leaves
+#: gRPC-Web off on the listener whatever the Settings say, since it could not work there.
+GRPC_UPSTREAM = """
+apiVersion: gw.vendor.io/v1
+kind: Upstream
+metadata: {{name: grpc, namespace: default}}
+spec: {{useHttp2: true, static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
+"""
 
 
 @dataclass
@@ -66,6 +78,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     folder.mkdir()
     (folder / "settings.yaml").write_text(SETTINGS)
     (folder / "app.yaml").write_text(upstream("app", echo.port) + "---" + routes())
+    (folder / "grpc.yaml").write_text(GRPC_UPSTREAM.format(port=echo.port))
     try:
         gw = GwUp(folder, root / "home")
         try:

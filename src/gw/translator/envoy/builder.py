@@ -44,6 +44,7 @@ from gw.translator.envoy import names, shards, tls
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.grpc_web import where_grpc_can_reach
 from gw.translator.envoy.listeners import (
     layer4_listener,
     listener_http_filter,
@@ -136,6 +137,7 @@ class XdsBuilder:
         stripped = server_headers(proxy.auth_configs)
         scopes: list[Messages] = []
         for listener in proxy.listeners:
+            listener = where_grpc_can_reach(listener, proxy.clusters)  # gRPC-Web if it can work
             if listener.tcp is not None or listener.matched:  # TCP or hybrid: built whole
                 out[names.LISTENER][listener.name] = layer4_listener(listener, stripped)
                 for routes in build_route_configurations(listener):

@@ -1,9 +1,15 @@
 """gRPC-Web → Envoy's grpc_web filter, which turns a browser's gRPC-Web request into gRPC for
 the upstream and the answer back; other requests pass untouched. On every listener unless
-its Gateway (or the Settings) switch it off."""
+its Gateway (or the Settings) switch it off — and only where it can work: gRPC needs
+HTTP/2 to the upstream, so a listener whose routes reach no HTTP/2 upstream (`useHttp2`, or
+the client's own protocol) does without the filter, which would cost every request there
+CPU (`bench/dataplane_pieces.py`) and could only turn a gRPC-Web request into gRPC over
+HTTP/1.1, which no upstream answers. There, gRPC-Web requests reach the upstream as sent.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from envoy.extensions.filters.http.grpc_web.v3 import grpc_web_pb2
@@ -26,3 +32,29 @@ class GrpcWebFilter(ListenerOnly):
         if not listener.plugins.grpc_web:
             return None
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(grpc_web_pb2.GrpcWeb()))
+
+
+def where_grpc_can_reach(listener: ir.Listener, clusters: Sequence[ir.Cluster]) -> ir.Listener:
+    """`listener`, with gRPC-Web off unless one of its routes forwards to a cluster that can
+    speak HTTP/2 (a cluster not among `clusters` counts as one: nothing is known of it; so
+    does a cluster a request header names). The dynamic forward proxy's cluster speaks
+    HTTP/1.1. Each HTTP part of a hybrid listener is a listener of its own here."""
+    if listener.matched:
+        parts = tuple(
+            dataclasses.replace(p, http=where_grpc_can_reach(p.http, clusters)) if p.http else p
+            for p in listener.matched
+        )
+        return dataclasses.replace(listener, matched=parts)
+    if not listener.plugins.grpc_web:
+        return listener
+    http1_only = {c.name for c in clusters if not (c.http2 or c.use_downstream_protocol)}
+    for vhost in listener.virtual_hosts:
+        for route in vhost.routes:
+            action = route.action
+            if isinstance(action, ir.Forward) and (
+                action.cluster_header is not None  # any cluster, HTTP/2 ones too
+                or any(w.cluster not in http1_only for w in action.clusters)
+            ):
+                return listener
+    plugins = dataclasses.replace(listener.plugins, grpc_web=False)
+    return dataclasses.replace(listener, plugins=plugins)

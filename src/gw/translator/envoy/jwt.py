@@ -8,8 +8,10 @@ Each instance holds the providers of all its listener's hosts and routes for its
 one requirement per host, named after it, plus one per route with providers of its own,
 named after the route; a host selects its requirement with `PerRouteConfig.
 requirement_name`, a route with its own providers selects its own, and a route that
-switches the stage off sets `PerRouteConfig.disabled`. A host without JWT at a stage has no
-per-host config there and the filter (which has no rules) lets its requests through.
+switches the stage off sets `PerRouteConfig.disabled`. The filter is *disabled by default*
+on the listener: a host without JWT at a stage has no per-host config there, so Envoy does
+not even create the filter for its requests (any per-host or per-route config turns it on);
+a JWT host next to plain ones costs the plain ones nothing.
 
 Every provider verifies into dynamic metadata under its own name (`payload_in_metadata`),
 which is where RBAC reads claims, and caches verified tokens (`jwt_cache_config`): without
@@ -67,7 +69,7 @@ class JwtFilter:
                 config.requirement_map[name].CopyFrom(build_requirement(check))
         if not config.requirement_map:
             return None
-        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config), disabled=True)
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         if self._host(vhost) is None:

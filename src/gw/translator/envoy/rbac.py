@@ -1,10 +1,11 @@
 """`ir.Rbac` → Envoy's `rbac` filter with per-virtual-host and per-route policies
 (ENVOY-NOTES.md §2b).
 
-The listener's filter has no rules of its own (it enforces nothing); each virtual host with
-RBAC carries its policies as `RBACPerRoute`, and a route may replace them or, with an empty
-`RBACPerRoute`, turn RBAC off. Policies `ALLOW`: a request passes when one matches, else 403
-`RBAC: access denied`.
+The listener's filter has no rules of its own (it enforces nothing) and is disabled by
+default, so that requests to hosts without RBAC do not even create it; each virtual host
+with RBAC carries its policies as `RBACPerRoute` (which turns the filter on there), and a
+route may replace them or, with an empty `RBACPerRoute`, turn RBAC off. Policies `ALLOW`:
+a request passes when one matches, else 403 `RBAC: access denied`.
 
 Principals read claims from the payloads `jwt_authn` verified (`sourced_metadata`, dynamic
 metadata of the jwt_authn filter under the provider's name; `Principal.metadata` is
@@ -36,7 +37,9 @@ class RbacFilter:
         used = any(v.rbac is not None or any(r.rbac is not None for r in v.routes) for v in vhosts)
         if not used:
             return None
-        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(rbac_filter_pb2.RBAC()))
+        return hcm_pb2.HttpFilter(
+            name=self.name, typed_config=pack(rbac_filter_pb2.RBAC()), disabled=True
+        )
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         return None if vhost.rbac is None else build_per_route(vhost.rbac)
