@@ -36,7 +36,7 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
         ["--duration", "1", "--rounds", "1", "--only", "no host check"],
     ),
     "jwt": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
-    "transform": (["--duration", "2", "--reps", "9"], ["--duration", "1", "--reps", "1"]),
+    "transform": (["--duration", "2", "--reps", "15"], ["--duration", "1", "--reps", "1"]),
     "oidc": (
         ["--duration", "5", "--rounds", "5"],
         ["--duration", "1", "--rounds", "1", "--sessions", "20"],

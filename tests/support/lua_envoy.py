@@ -1,6 +1,7 @@
 """A stand-in for the Envoy Lua filter's stream handle, to run gw's transformation
-scripts in LuaJIT (lupa) without Envoy: headers, the buffered body, dynamic metadata and
-`respond` behave as the Lua filter documents them. Unit tests use it for speed and for
+scripts in LuaJIT (lupa) without Envoy: headers, the buffered body, dynamic metadata,
+`respond` and (on a response) the stream's request headers behave as the Lua filter
+documents them. Unit tests use it for speed and for
 property tests; the e2e tests run the same scripts in Envoy itself."""
 
 from __future__ import annotations
@@ -58,16 +59,20 @@ local function new_headers(list)
   return h
 end
 
-function make_handle(header_list, body, metadata)
+function make_handle(header_list, body, metadata, request)
   local self = setmetatable({}, Handle)
   self.h = new_headers(header_list)
   self.raw = body
   self.meta = metadata or {}
+  self.request = request
   self.cleared = false
   return self
 end
 
 function Handle:headers() return self.h end
+-- The response handle's view of the stream's request headers (those of the last request
+-- run on this stream), nil on a request.
+function Handle:requestHeaders() return self.request and self.request.h end
 function Handle:body()
   local handle = self
   return {
@@ -97,7 +102,8 @@ function run(source, phase, handle)
   local chunk = assert(loadstring(source))
   setfenv(chunk, env)
   chunk()
-  env["envoy_on_" .. phase](handle)
+  local hook = env["envoy_on_" .. phase] -- Envoy runs no hook a script does not define
+  if hook then hook(handle) end
   return handle
 end
 """
@@ -110,11 +116,17 @@ class LuaEnvoy:
         self.lua = lupa.LuaRuntime(unpack_returned_tuples=True)
         self.lua.execute(_HANDLE)
         self.metadata = self.lua.table()
+        self.request: Any = None
 
     def run(self, source: str, phase: str, headers: list[tuple[str, str]], body: str = "") -> Any:
+        """One phase of the stream; a response sees the headers the request left."""
         pairs = self.lua.table(*(self.lua.table(k.lower(), v) for k, v in headers))
-        handle = self.lua.globals().make_handle(pairs, body, self.metadata)
-        return self.lua.globals().run(source, phase, handle)
+        request = self.request if phase == "response" else None
+        handle = self.lua.globals().make_handle(pairs, body, self.metadata, request)
+        handle = self.lua.globals().run(source, phase, handle)
+        if phase == "request":
+            self.request = handle
+        return handle
 
     @staticmethod
     def headers(handle: Any) -> list[tuple[str, str]]:

@@ -151,12 +151,35 @@ local function first_value(headers, name)
 end
 R.first_value = first_value
 
+-- A header's first value as the step has it now (nil: absent). Every call into Envoy
+-- costs, so each name is asked once per step (`c.seen`, false for absent) and the step's
+-- own writes update `c.seen` (nothing else changes the headers while a step runs).
+local function read(c, name)
+  local value = c.seen[name]
+  if value == nil then
+    value = first_value(c.headers, name) or false
+    c.seen[name] = value
+  end
+  return value or nil
+end
+
 -- header("name") with a literal (lower-cased) name.
-function R.hdr(c, name) return first_value(c.headers, name) or "" end
--- request_header("name"): the live request headers, or those saved for the response.
+function R.hdr(c, name) return read(c, name) or "" end
+
+-- What request headers look like to a response should Envoy have none for the stream.
+local NO_HEADERS = { getAtIndex = function() return nil end }
+
+-- request_header("name"): on a request the headers themselves; on a response the
+-- stream's request headers as they went upstream (Envoy's `requestHeaders()`, asked for
+-- once per response and only by templates that read them).
 function R.rqh(c, name)
-  if c.rq then return c.rq[name] or "" end
-  return first_value(c.headers, name) or ""
+  if not c.response then return R.hdr(c, name) end
+  local rq = c.rq
+  if rq == nil then
+    rq = c.handle:requestHeaders() or NO_HEADERS
+    c.rq = rq
+  end
+  return first_value(rq, name) or ""
 end
 
 local function set_path(root, path, value)
@@ -180,16 +203,24 @@ local function log(handle, what, headers, body)
   handle:logDebug(what .. " headers: " .. concat(lines, "\n") .. "\nbody: " .. (body or ""))
 end
 
--- Apply `step` to the request or response of `handle`. `rq`: the request headers a
--- response template may read (request_header()).
-function R.apply(handle, step, rq, logged)
+-- A header's rendered value (a line break in it would split the header).
+local function rendered(h, c)
+  local out = h.template(c)
+  if find(out, "[\r\n%z]") then R.fail("the value of header " .. h.name .. " would contain a line break") end
+  return out
+end
+
+-- Apply `step` to the request (`response` false) or the response of `handle`. `headers`:
+-- the header object the caller already holds, if any (one call into Envoy less).
+function R.apply(handle, step, headers, logged, response)
   -- The body first: waiting for it ends the life of the header object taken before.
   local buffer, raw
   if step.reads_body and not step.passthrough then
     buffer = handle:body(true)
     raw = buffer:length() > 0 and buffer:getBytes(0, buffer:length()) or ""
+    headers = nil
   end
-  local headers = handle:headers()
+  headers = headers or handle:headers()
   if logged then log(handle, "before transformation", headers, raw) end
   if step.header_body then
     return R.header_body(handle, headers, raw or "", step.add_request_metadata, buffer)
@@ -199,10 +230,19 @@ function R.apply(handle, step, rq, logged)
     local ok, parsed = pcall(R.decode, raw)
     if ok then data = parsed elseif not step.ignore_parse_errors then error(parsed, 0) end
   end
-  local extractions = {}
+  local extractions, seen = {}, {}
+  local c = {
+    extractions = extractions, headers = headers, seen = seen, raw = raw, handle = handle,
+    response = response,
+  }
   for _, e in ipairs(step.extractors) do
-    local source = e.header and (first_value(headers, e.header) or "") or raw or ""
-    local value = e.header and first_value(headers, e.header) == nil and "" or R.extract(e, source)
+    local value
+    if e.header then
+      local source = read(c, e.header)
+      value = source == nil and "" or R.extract(e, source)
+    else
+      value = R.extract(e, raw or "")
+    end
     extractions[e.name] = value
     if not step.advanced then
       if getmetatable(data) ~= R.OBJECT then
@@ -212,10 +252,7 @@ function R.apply(handle, step, rq, logged)
       set_path(data, e.path, value)
     end
   end
-  local c = {
-    data = data, extractions = extractions, headers = headers, rq = rq, raw = raw,
-    handle = handle,
-  }
+  c.data = data
   local new_body
   if step.body == "template" then
     new_body = step.body_template(c)
@@ -242,21 +279,30 @@ function R.apply(handle, step, rq, logged)
       handle:streamInfo():dynamicMetadata():set(m.namespace, m.key, value)
     end
   end
-  local function value(h)
-    local out = h.template(c)
-    if find(out, "[\r\n%z]") then R.fail("the value of header " .. h.name .. " would contain a line break") end
-    return out
-  end
+  -- A pseudo-header keeps its value when the template renders it unchanged (Envoy would
+  -- otherwise choose the route again for a new :path); other headers are set as rendered.
   for _, h in ipairs(step.headers) do
-    local out = value(h)
-    if out ~= "" then
-      if headers:get(h.name) ~= out then headers:replace(h.name, out) end
-    elseif not PSEUDO[h.name] then headers:remove(h.name) end
+    local name, out = h.name, rendered(h, c)
+    if out == "" then
+      if not PSEUDO[name] then
+        headers:remove(name)
+        seen[name] = false
+      end
+    elseif not PSEUDO[name] or read(c, name) ~= out then
+      headers:replace(name, out)
+      seen[name] = out
+    end
   end
-  for _, name in ipairs(step.remove) do headers:remove(name) end
+  for _, name in ipairs(step.remove) do
+    headers:remove(name)
+    seen[name] = false
+  end
   for _, h in ipairs(step.append) do
-    local out = value(h)
-    if out ~= "" then headers:add(h.name, out) end
+    local out = rendered(h, c)
+    if out ~= "" then
+      headers:add(h.name, out)
+      if seen[h.name] == false then seen[h.name] = out end
+    end
   end
   if new_body ~= nil then
     buffer:setBytes(new_body)
@@ -343,55 +389,29 @@ local function reply_error(handle, err)
   handle:respond({ [":status"] = "400", ["content-type"] = "text/plain" }, "bad request: " .. err.gw)
 end
 
--- Envoy's entry points. The chosen request rule and the request headers response
--- templates read are kept in the stream's dynamic metadata for the response.
+-- Envoy's entry points. The response reads the request headers from Envoy itself
+-- (request_header()); all it needs kept from the request is which rule was chosen, and
+-- only when that is not known in advance (`S.keeps`): the rule's index, in the stream's
+-- dynamic metadata.
 function R.on_request(handle, S)
   local headers = handle:headers()
   for index, rule in ipairs(S.request) do
     if rule.condition == nil or condition_holds(headers, rule.condition) then
       if rule.request then
-        local ok, err = pcall(R.apply, handle, rule.request, nil, S.log)
+        local ok, err = pcall(R.apply, handle, rule.request, headers, S.log, false)
         if not ok then return reply_error(handle, err) end
-        headers = handle:headers() -- a fresh one: applying may have waited for the body
       end
-      if S.keeps then R.keep(handle, S, headers, index) end
+      if S.keeps then handle:streamInfo():dynamicMetadata():set(S.state, "request", index) end
       if rule.clear_route_cache then handle:clearRouteCache() end
       return
     end
   end
 end
 
--- What the response needs from the request, kept in the stream's dynamic metadata as one
--- string (cheap to convert): the chosen rule, then the saved request headers, one a line
--- (header values cannot hold line breaks). With a computed request_header() name, every header.
-function R.keep(handle, S, headers, index)
-  local parts = { tostring(index) }
-  for k, name in ipairs(S.saved_headers) do parts[k + 1] = first_value(headers, name) or "" end
-  local value = concat(parts, "\n")
-  if S.all_headers then
-    local all = {}
-    for k, v in pairs(headers) do all[k] = all[k] or v end
-    value = { kept = value, all = all }
-  end
-  handle:streamInfo():dynamicMetadata():set(S.state, "request", value)
-end
-
-local function kept(handle, S)
-  if not S.keeps then return S.rule, {} end
+local function chosen_rule(handle, S)
+  if not S.keeps then return S.rule end
   local state = handle:streamInfo():dynamicMetadata():get(S.state)
-  local value = state and state.request
-  if value == nil then return nil, {} end
-  local saved = {}
-  if type(value) == "table" then
-    for k, v in pairs(value.all) do saved[k] = v end
-    value = value.kept
-  end
-  local k, rule = 0, nil
-  for part in (value .. "\n"):gmatch("([^\n]*)\n") do
-    if k == 0 then rule = tonumber(part) else saved[S.saved_headers[k]] = part end
-    k = k + 1
-  end
-  return rule, saved
+  return state and state.request
 end
 
 local function response_step(handle, S, rule)
@@ -406,10 +426,9 @@ local function response_step(handle, S, rule)
 end
 
 function R.on_response(handle, S)
-  local rule, saved = kept(handle, S)
-  local step = response_step(handle, S, rule)
+  local step = response_step(handle, S, chosen_rule(handle, S))
   if step == nil then return end
-  local ok, err = pcall(R.apply, handle, step, saved, S.log)
+  local ok, err = pcall(R.apply, handle, step, nil, S.log, true)
   if not ok then
     if type(err) ~= "table" or err.gw == nil then error(err, 0) end
     local headers = handle:headers()

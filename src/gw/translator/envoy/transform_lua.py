@@ -33,21 +33,18 @@ def runtime() -> str:
 def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
     """The whole Lua script of a stage on one route (or virtual host).
 
-    A response step needs to know the request rule that was chosen (unless there is only
-    one, unconditional) and the request headers its templates read: only then does the
-    request side keep them (`S.keeps`), and only then, or when a request step or
-    clearRouteCache exists, does the script hook requests at all (each hook is a coroutine
-    per request in Envoy)."""
-    saved, every = _saved_headers(script)
+    A response step reads request headers from Envoy (`requestHeaders()`); what it needs
+    kept from the request is the rule that was chosen, unless there is only one,
+    unconditional: only then does the request side keep it (`S.keeps`), and only then, or
+    when a request step or clearRouteCache exists, does the script hook requests at all
+    (each hook is a coroutine per request in Envoy)."""
     rules = script.request_rules
     static = len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)
-    keeps = _responds(script) and (bool(saved) or every or not static)
+    keeps = _responds(script) and not static
     lines = [
         "local S = {",
         f"  state = {lua_string(state_namespace)}, log = {_bool(script.log)},",
         f"  keeps = {_bool(keeps)}, rule = {'1' if rules and static else 'nil'},",
-        f"  all_headers = {_bool(every)},",
-        "  saved_headers = {" + ", ".join(lua_string(h) for h in saved) + "},",
         "  request = {",
         *(f"    {_request_rule(r)}," for r in rules),
         "  },",
@@ -65,23 +62,6 @@ def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
 
 def _responds(script: ir.TransformationScript) -> bool:
     return bool(script.response_rules) or any(r.response for r in script.request_rules)
-
-
-def _saved_headers(script: ir.TransformationScript) -> tuple[list[str], bool]:
-    """Request headers that response templates read, and whether some read a computed name."""
-    names: set[str] = set()
-    every = False
-    steps = [r.response for r in script.request_rules] + [r.response for r in script.response_rules]
-    for step in steps:
-        if not isinstance(step, ir.TemplateTransformation):
-            continue
-        for call in _calls(step, "request_header"):
-            arg = call.args[0]
-            if isinstance(arg, ir.Literal) and isinstance(arg.literal, str):
-                names.add(arg.literal.lower())
-            else:
-                every = True
-    return sorted(names), every
 
 
 def _calls(step: ir.TemplateTransformation, name: str) -> list[ir.Call]:

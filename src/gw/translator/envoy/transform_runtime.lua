@@ -264,20 +264,22 @@ function R.arith(op, a, b)
   return a ^ b
 end
 
+-- One key of a variable's path inside `v` (an array index is its decimal text), or nil.
+local function key_in(v, key)
+  if is_array(v) then
+    local index = tonumber(key)
+    return index and v[index + 1] or nil
+  end
+  if type(v) == "table" and v ~= NULL then return v[key] end
+  return nil
+end
+
 -- A variable: `path` looked up in the template's data. Missing → an error (the request is
 -- answered 400), or `missing` when given (for default()).
 function R.var(data, path, missing)
   local v = data
   for k = 1, #path do
-    local key = path[k]
-    if is_array(v) then
-      local index = tonumber(key)
-      v = index and v[index + 1] or nil
-    elseif type(v) == "table" and v ~= NULL then
-      v = v[key]
-    else
-      v = nil
-    end
+    v = key_in(v, path[k])
     if v == nil then
       if missing ~= nil then return missing end
       fail("variable '" .. concat(path, ".") .. "' not found")
@@ -286,6 +288,16 @@ function R.var(data, path, missing)
   return v
 end
 R.MISSING = {}
+
+-- R.var with a path of one key (most variables): no path table per render.
+function R.var1(data, key, missing)
+  local v = key_in(data, key)
+  if v == nil then
+    if missing ~= nil then return missing end
+    fail("variable '" .. key .. "' not found")
+  end
+  return v
+end
 
 -- A loop or `set` variable (`value`, named `name`), then `path` inside it.
 function R.lvar(value, name, path, missing)

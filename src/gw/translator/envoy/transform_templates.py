@@ -1,9 +1,11 @@
 """Template trees (`ir.template`) → Lua functions of a render context `c`.
 
-Each template becomes `function(c) ... return table.concat(o) end`: literal text is
-appended as is, `{{ expr }}` through `R.show` (the established gateway's rendering:
-strings raw, null as nothing, the rest as JSON), statements as Lua control flow. Loop and
-`set` variables are Lua locals; every other variable is looked up in the template's data.
+Each template becomes a function of `c`: literal text as is, `{{ expr }}` through `R.show`
+(the established gateway's rendering: strings raw, null as nothing, the rest as JSON).
+A template of text, values and `if`s is one Lua expression (no table built per render);
+one with loops or `set` appends its parts to a table, statements as Lua control flow.
+Loop and `set` variables are Lua locals; every other variable is looked up in the
+template's data.
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ from __future__ import annotations
 from gw.translator import ir
 
 _ARITH = frozenset({"+", "-", "*", "/", "%", "^"})
+#: Operators whose Lua code already gives a boolean (no `R.truthy` around it).
+_BOOLEAN = frozenset({"not", "and", "or", "==", "!=", "<", ">", "<=", ">=", "in"})
+#: The most template nodes compiled as one expression (Lua's parser nests a level per
+#: operand; longer templates use the table form).
+_EXPRESSION_NODES = 40
 #: Calls with a literal argument that skip the generic function table.
 _DIRECT = {
     "header": "R.hdr(c, {0})",
@@ -24,14 +31,10 @@ def compile_template(nodes: tuple[ir.Node, ...], escape: bool) -> str:
         text = "".join(n.text for n in nodes if isinstance(n, ir.Text))
         return f"function() return {lua_string(text)} end"
     compiler = _Compiler(escape)
-    if all(isinstance(n, ir.Text | ir.Output) for n in nodes):  # no statements: one expression
-        parts = []
-        for n in nodes:
-            if isinstance(n, ir.Text):
-                parts.append(lua_string(n.text))
-            elif isinstance(n, ir.Output):
-                parts.append(compiler.show(n.output, {}))
-        return f"function(c) return {' .. '.join(parts)} end"
+    if _size(nodes) <= _EXPRESSION_NODES:
+        expression = compiler.expression(nodes)
+        if expression is not None:
+            return f"function(c) return {expression} end"
     body = compiler.nodes(nodes, {})
     declared = "".join(f"local v_{name}\n" for name in sorted(compiler.assigned))
     return f"function(c)\nlocal o, n = {{}}, 0\n{declared}{body}return table.concat(o)\nend"
@@ -42,6 +45,44 @@ class _Compiler:
         self.escape = escape
         self.assigned: set[str] = set()
         self.counter = 0
+
+    def expression(self, nodes: tuple[ir.Node, ...]) -> str | None:
+        """The nodes as one Lua string expression, or None when they hold a loop or `set`."""
+        parts = []
+        for node in nodes:
+            if isinstance(node, ir.Text):
+                parts.append(lua_string(node.text))
+            elif isinstance(node, ir.Output):
+                parts.append(self.show(node.output, {}))
+            elif isinstance(node, ir.If):
+                choice = self.choice(node)
+                if choice is None:
+                    return None
+                parts.append(choice)
+            else:
+                return None
+        return " .. ".join(parts) if parts else '""'
+
+    def choice(self, node: ir.If) -> str | None:
+        """`(c1 and (body1) or c2 and (body2) or (else))`: the bodies are strings, never
+        false or nil, so the first branch whose condition holds gives the value."""
+        out = []
+        for branch in node.branches:
+            body = self.expression(branch.body)
+            if body is None:
+                return None
+            if branch.condition is None:
+                out.append(f"({body})")
+                break
+            out.append(f"{self.truth(branch.condition, {})} and ({body})")
+        else:
+            out.append('""')
+        return "(" + " or ".join(out) + ")"
+
+    def truth(self, e: ir.Expr, scope: dict[str, str]) -> str:
+        """`e` as a Lua boolean (the template's truthiness)."""
+        code = self.expr(e, scope)
+        return code if isinstance(e, ir.Op) and e.op in _BOOLEAN else f"R.truthy({code})"
 
     def nodes(self, nodes: tuple[ir.Node, ...], scope: dict[str, str]) -> str:
         return "".join(self.node(node, scope) for node in nodes)
@@ -58,7 +99,7 @@ class _Compiler:
                     out.append("else\n")
                 else:
                     keyword = "if" if index == 0 else "elseif"
-                    out.append(f"{keyword} R.truthy({self.expr(branch.condition, scope)}) then\n")
+                    out.append(f"{keyword} {self.truth(branch.condition, scope)} then\n")
                 out.append(self.nodes(branch.body, scope))
             return "".join(out) + "end\n"
         if isinstance(node, ir.For):
@@ -110,11 +151,15 @@ class _Compiler:
                 return _DIRECT[e.call].format(lua_string(name))
             args = "".join(", " + self.expr(a, scope) for a in e.args)
             return f"R.call[{lua_string(e.call)}](c{args})"
-        ops = [self.expr(o, scope) for o in e.operands]
         if e.op == "not":
-            return f"(not R.truthy({ops[0]}))"
+            return f"(not {self.truth(e.operands[0], scope)})"
         if e.op in ("and", "or"):
-            return f"(R.truthy({ops[0]}) {e.op} R.truthy({ops[1]}))"
+            left, right = (self.truth(o, scope) for o in e.operands)
+            return f"({left} {e.op} {right})"
+        ops = [self.expr(o, scope) for o in e.operands]
+        if e.op in ("==", "!=") and any(_scalar(o) for o in e.operands):
+            # R.equal against a string, number or boolean is Lua's own equality.
+            return f"({ops[0]} {'==' if e.op == '==' else '~='} {ops[1]})"
         if e.op == "neg":
             return f"R.arith('-', 0, {ops[0]})"
         if e.op in _ARITH:
@@ -134,8 +179,26 @@ class _Compiler:
         rest = "{" + ", ".join(lua_string(p) for p in e.var[1:]) + "}"
         if e.var[0] in scope:
             return f"R.lvar({scope[e.var[0]]}, {lua_string(e.var[0])}, {rest}{absent})"
+        if len(e.var) == 1:  # one key: no path table per render
+            return f"R.var1(c.data, {lua_string(e.var[0])}{absent})"
         path = "{" + ", ".join(lua_string(p) for p in e.var) + "}"
         return f"R.var(c.data, {path}{absent})"
+
+
+def _scalar(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Literal) and e.literal is not None
+
+
+def _size(nodes: tuple[ir.Node, ...]) -> int:
+    """How many nodes a template has, nested ones included."""
+    total = 0
+    for node in nodes:
+        total += 1
+        if isinstance(node, ir.If):
+            total += sum(_size(b.body) for b in node.branches)
+        elif isinstance(node, ir.For):
+            total += _size(node.body)
+    return total
 
 
 def _literal(value: str | int | float | bool | None) -> str:

@@ -189,6 +189,28 @@ def test_template_functions(lua: Any, template: str, data: str, expected: str) -
     assert render(lua, template, data) == expected
 
 
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ('{% if a == "x" %}1{% else if a == "y" %}2{% else %}3{% endif %}', "2"),
+        ('{% if a == "x" %}1{% else if a == "z" %}2{% endif %}.', "."),
+        ("{% if a != 1 and a %}[{% if n == 2 %}{{ a }}{% endif %}]{% endif %}", "[y]"),
+        ("{% if not n == 3 or false %}{% endif %}-{% if 0 %}zero{% endif %}", "-"),
+        ("{% if o %}{{ o }}{% endif %}{% if e %}x{% else %}{{ e }}{% endif %}", '{"k":1}[]'),
+        ("{{ a }}" * 50, "y" * 50),
+        ("{% if a %}" + "{{ a }}" * 45 + "{% endif %}", "y" * 45),
+    ],
+)
+def test_templates_with_ifs_as_one_expression_or_a_table(
+    lua: Any, template: str, expected: str
+) -> None:
+    """Text, values and ifs compile to one expression (longer ones to the table form): the
+    same output either way, comparisons with literals as Lua's own equality."""
+    compiled = compile_template(parse_template(template).nodes, False)
+    assert ("table.concat" in compiled) == (template.count("{{") > 40)
+    assert render(lua, template, '{"a": "y", "n": 2, "o": {"k": 1}, "e": []}') == expected
+
+
 def test_replace_with_random_is_random_and_stable_within_a_render(lua: Any) -> None:
     first = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
     second = render(lua, '{{ replace_with_random("k-x-k", "k") }}')
@@ -236,18 +258,51 @@ def test_a_header_value_with_a_line_break_is_a_bad_request() -> None:
     )
 
 
-def test_response_reads_saved_request_headers() -> None:
+def test_response_reads_the_request_headers_from_envoy() -> None:
+    """request_header() on a response reads the stream's request headers (Envoy's
+    `requestHeaders()`): a response-only script hooks no request and keeps nothing."""
     step = ir.TemplateTransformation(
         headers=(
             ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
+            ir.RenderedHeader(
+                name="x-named", template=_template('{{ request_header(header("x-which")) }}')
+            ),
         ),
         parse_json=False,
     )
     envoy = LuaEnvoy()
     source = _script(response=step)
-    envoy.run(source, "request", [("x-q", "asked")])
-    handle = envoy.run(source, "response", [(":status", "200")])
+    assert "envoy_on_request" not in source
+    envoy.run(source, "request", [("x-q", "asked"), ("x-other", "too")])
+    handle = envoy.run(source, "response", [(":status", "200"), ("x-which", "X-Other")])
     assert ("x-echo", "asked") in envoy.headers(handle)
+    assert ("x-named", "too") in envoy.headers(handle)
+    assert len(envoy.metadata) == 0
+
+
+def test_a_response_reads_the_request_as_the_request_step_left_it() -> None:
+    """With matchers the chosen rule is kept (its index, in dynamic metadata); request
+    headers the request step set are what request_header() reads on the response."""
+    request = ir.TemplateTransformation(
+        headers=(ir.RenderedHeader(name="x-q", template=_template("changed")),),
+    )
+    response = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
+        ),
+    )
+    rules = (
+        ir.RequestRule(
+            condition=ir.RequestCondition(path_kind="prefix", path="/a"), response=response
+        ),
+        ir.RequestRule(request=request, response=response),
+    )
+    source = script_source(ir.TransformationScript(request_rules=rules), "gw.transform.regular")
+    envoy = LuaEnvoy()
+    envoy.run(source, "request", [(":path", "/b"), ("x-q", "asked")])
+    assert envoy.metadata["gw.transform.regular"]["request"] == 2
+    handle = envoy.run(source, "response", [(":status", "200")])
+    assert ("x-echo", "changed") in envoy.headers(handle)
 
 
 def test_dynamic_metadata_reads_nested_keys() -> None:
