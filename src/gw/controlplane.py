@@ -37,11 +37,6 @@ from gw.xds.cache import SnapshotCache
 
 log = logging.getLogger(__name__)
 
-#: Wait this long after a change for more changes before translating (editors save in
-#: several steps), but never delay a translation by more than `MAX_DELAY` in total.
-DEBOUNCE = 0.015
-MAX_DELAY = 0.1
-
 StatusListener = Callable[[Mapping[ResourceKey, Status | None], Snapshot], None]
 
 
@@ -166,15 +161,13 @@ class ControlPlane:
             self._changed.set()
 
     async def _translate_forever(self) -> None:
+        """Translate as soon as something changed; changes that come meanwhile are taken
+        together right after (the store hands over its latest snapshot: last write wins).
+        There is no waiting for more: a change is live as soon as it can be, and an editor
+        that saves in several steps costs an extra translation, which takes milliseconds
+        when few resources changed (the store waits for half-written files itself)."""
         while True:
             await self._changed.wait()
-            started = time.monotonic()
-            # Debounce: let a burst of writes settle, within MAX_DELAY.
-            while time.monotonic() - started < MAX_DELAY:
-                self._changed.clear()
-                await asyncio.sleep(DEBOUNCE)
-                if not self._changed.is_set():
-                    break
             self._changed.clear()
             snapshot = self._latest
             if snapshot is not None and snapshot is not self._applied:
@@ -232,11 +225,12 @@ class ControlPlane:
                     snapshot = self.discovery(snapshot)
             trace.resources = len(snapshot.resources)
             options = dataclasses.replace(self.options, now=time.time())
+            last = self.result
             with trace.span("translate"):
                 self._translating = True
                 try:
                     result = await asyncio.to_thread(
-                        translate_with_gc_paused, snapshot, options, self.result
+                        translate_with_gc_paused, snapshot, options, last
                     )
                 finally:
                     self._translating = False
@@ -265,7 +259,10 @@ class ControlPlane:
             ratelimit_role = result.proxy.ratelimit_role
             if _has_resources(result.ratelimit.resources) or self.cache.get(ratelimit_role):
                 self.cache.set(ratelimit_role, result.ratelimit.resources)
-            changed = self.store.statuses.write(result.statuses)
+            # Only the statuses the translation redid are compared, when those it started
+            # from are the ones last written (the book checks).
+            since = last.statuses if last is not None else None
+            changed = self.store.statuses.write(result.statuses, result.restated, since)
             if changed and self.on_status is not None:
                 self.on_status(changed, snapshot)
         trace.status_changes = len(changed)

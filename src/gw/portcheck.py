@@ -93,10 +93,10 @@ class ListenersBound:
 
 def _settled(state: TypeState) -> bool:
     """The proxy answered the listeners last sent: ACK or NACK."""
-    if not state.sent_version:
+    sent, acked = state.versions(LDS)  # a delta stream's too
+    if not sent:
         return False
-    acked = state.acked_version == state.sent_version
-    return acked or (state.nack is not None and state.nack.version == state.sent_version)
+    return acked == sent or (state.nack is not None and state.nack.version == sent)
 
 
 def port_taken_message(taken: list[tuple[str, str]]) -> str:

@@ -2,17 +2,29 @@
 
 The one data type every pipeline stage shares: stores produce it, discovery extends it,
 the translator reads it.
+
+A snapshot made from another (`derive`, `with_resources`) remembers which resources differ
+from it and from a few of its ancestors (`Lineage`). That is only a hint: consumers that
+keep state between snapshots (the translator's cache) use it to look at what changed
+instead of comparing 100,000 resources, and fall back to comparing when the snapshot they
+last saw is not among the ancestors. It never takes part in equality.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import bisect
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gw.api import Resource, ResourceKey
 
 R = TypeVar("R", bound=Resource)
+
+#: Ancestors a snapshot remembers what changed since; and when the keys changed since one
+#: are more than this share of all resources, comparing is as cheap and it is forgotten.
+ANCESTORS = 8
+FORGET_SHARE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,25 +57,70 @@ class InputError:
         return f"{where}{self.message}"
 
 
+class Token:
+    """A snapshot's identity for its descendants' lineage (never equal to another's)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """This snapshot's `token`, and for some ancestors' tokens the keys whose resource
+    (by identity) differs from that ancestor's."""
+
+    token: Token = field(default_factory=Token)
+    since: Mapping[Token, frozenset[ResourceKey]] = field(default_factory=dict)
+
+    def changed_since(self, token: Token) -> frozenset[ResourceKey] | None:
+        """The keys that differ from the snapshot with `token`: none when it is this one,
+        None when it is not a remembered ancestor."""
+        if token is self.token:
+            return frozenset()
+        return self.since.get(token)
+
+    def child(self, changed: frozenset[ResourceKey], size: int) -> Lineage:
+        """The lineage of a snapshot made from this one with `changed` keys changed."""
+        limit = max(64, size // FORGET_SHARE)
+        since = {self.token: changed}
+        for token, keys in list(self.since.items())[: ANCESTORS - 1]:
+            merged = keys | changed
+            if len(merged) <= limit:
+                since[token] = merged
+        return Lineage(since=since)
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     resources: Mapping[ResourceKey, Resource] = field(default_factory=dict)
     sources: Mapping[ResourceKey, Source] = field(default_factory=dict)
     errors: tuple[InputError, ...] = ()
-    #: Resources by kind, sorted, built on the first `of_kind` call: translation asks for
-    #: each kind several times, and one pass over 10,000 resources per ask adds up.
-    _by_kind: dict[str, list[Resource]] = field(
+    lineage: Lineage = field(default_factory=Lineage, compare=False, repr=False)
+    #: Resource keys by kind, sorted, built on the first `of_kind` call (or carried over
+    #: from the snapshot this one was derived from): translation asks for each kind several
+    #: times, and sorting 100,000 resources per ask adds up.
+    _by_kind: dict[str, list[ResourceKey]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def of_kind(self, kind: type[R]) -> list[R]:
         """Resources of one kind, sorted by namespace then name (a stable order)."""
+        keys = self.keys_of_kind(kind.KIND)
+        resources = self.resources
+        return [resources[k] for k in keys]  # type: ignore[misc]
+
+    def keys_of_kind(self, kind: str) -> list[ResourceKey]:
+        """The keys of one kind, sorted (the list is shared: do not change it)."""
         if not self._by_kind and self.resources:
-            for key, resource in self.resources.items():
-                self._by_kind.setdefault(key.kind, []).append(resource)
+            for key in self.resources:
+                self._by_kind.setdefault(key.kind, []).append(key)
             for found in self._by_kind.values():
-                found.sort(key=lambda r: (r.metadata.namespace, r.metadata.name))
-        return list(self._by_kind.get(kind.KIND, ()))  # type: ignore[arg-type]
+                found.sort()
+        return self._by_kind.get(kind, [])
+
+    def kinds(self) -> list[str]:
+        """The kinds of resources present."""
+        self.keys_of_kind("")
+        return list(self._by_kind)
 
     def get(self, kind: type[R], namespace: str, name: str) -> R | None:
         found = self.resources.get(ResourceKey(kind.KIND, namespace, name))
@@ -72,8 +129,57 @@ class Snapshot:
     def __iter__(self) -> Iterator[Resource]:
         return iter(self.resources.values())
 
+    def derive(
+        self,
+        resources: Mapping[ResourceKey, Resource],
+        changed: Iterable[ResourceKey],
+        *,
+        sources: Mapping[ResourceKey, Source] | None = None,
+        errors: tuple[InputError, ...] | None = None,
+    ) -> Snapshot:
+        """A snapshot of `resources`, which differ from this one's in the `changed` keys
+        only (the caller's word: resources under other keys must be the very same
+        objects). Sources and errors are this one's unless given."""
+        changed = frozenset(changed)
+        out = Snapshot(
+            resources=resources,
+            sources=self.sources if sources is None else sources,
+            errors=self.errors if errors is None else errors,
+            lineage=self.lineage.child(changed, len(resources)),
+        )
+        if self._by_kind:
+            out._by_kind.update(_reindexed(self._by_kind, changed, self.resources, resources))
+        return out
+
     def with_resources(self, extra: Mapping[ResourceKey, Resource]) -> Snapshot:
         """A copy with more resources (discovery adds the upstreams it finds)."""
         merged = dict(self.resources)
         merged.update(extra)
-        return Snapshot(resources=merged, sources=self.sources, errors=self.errors)
+        changed = [k for k, r in extra.items() if self.resources.get(k) is not r]
+        return self.derive(merged, changed)
+
+
+def _reindexed(
+    by_kind: dict[str, list[ResourceKey]],
+    changed: frozenset[ResourceKey],
+    before: Mapping[ResourceKey, Resource],
+    after: Mapping[ResourceKey, Resource],
+) -> dict[str, list[ResourceKey]]:
+    """The sorted keys by kind after `changed`: untouched kinds share their list."""
+    out = dict(by_kind)
+    copied: set[str] = set()
+    for key in changed:
+        was, now = key in before, key in after
+        if was == now:
+            continue
+        kind = key.kind
+        if kind not in copied:
+            out[kind] = list(out.get(kind, ()))
+            copied.add(kind)
+        keys = out[kind]
+        at = bisect.bisect_left(keys, key)
+        if now:
+            keys.insert(at, key)
+        elif at < len(keys) and keys[at] == key:
+            del keys[at]
+    return {k: v for k, v in out.items() if v}

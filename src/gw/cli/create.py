@@ -74,6 +74,7 @@ def secret_tls(
 ) -> None:
     """Create a TLS secret (type kubernetes.io/tls) from a certificate and a private key."""
     from gw import api
+    from gw.translator.clock import Clock
     from gw.translator.gateway.secrets import CA_KEY, CERT_KEY, KEY_KEY, check_tls_material
     from gw.translator.reports import ResourceReport
 
@@ -85,7 +86,12 @@ def secret_tls(
     assert isinstance(secret, api.Secret)
     report = ResourceReport()
     check_tls_material(
-        secret, where=f"{namespace}.{name}", field="", report=report, now=None, require_key=True
+        secret,
+        where=f"{namespace}.{name}",
+        field="",
+        report=report,
+        clock=Clock(),
+        require_key=True,
     )
     if report.errors:
         fail("; ".join(e.message for e in report.errors))

@@ -35,6 +35,11 @@ class ServiceDiscovery:
     def __init__(self, namespace: str) -> None:
         self.namespace = namespace
         self._last: dict[ResourceKey, dict[ResourceKey, Upstream]] = {}
+        #: The last snapshot in and out, and what was added: the next output is derived
+        #: from the last one, so that the translator sees which keys changed.
+        self._in: Snapshot | None = None
+        self._out: Snapshot | None = None
+        self._served: dict[ResourceKey, Upstream] = {}
 
     def __call__(self, snapshot: Snapshot) -> Snapshot:
         served = discover(snapshot, self.namespace).served
@@ -51,4 +56,28 @@ class ServiceDiscovery:
                 if key not in snapshot.resources:
                     served.setdefault(key, upstream)
         self._last = last
-        return snapshot.with_resources(served) if served else snapshot
+        return self._extended(snapshot, served)
+
+    def _extended(self, snapshot: Snapshot, served: dict[ResourceKey, Upstream]) -> Snapshot:
+        """`snapshot` with the `served` upstreams (each the same object as last time when it
+        is equal), derived from the last output when `snapshot` derives from the last input."""
+        before = self._served
+        served = {k: before[k] if before.get(k) == u else u for k, u in served.items()}
+        changed = (
+            snapshot.lineage.changed_since(self._in.lineage.token)
+            if self._in is not None and self._out is not None
+            else None
+        )
+        if not served:
+            out = snapshot
+        elif changed is None or self._out is None:
+            out = snapshot.with_resources(served)
+        else:
+            resources = dict(snapshot.resources)
+            resources.update(served)
+            moved = {k for k in served.keys() | before.keys() if served.get(k) is not before.get(k)}
+            out = self._out.derive(
+                resources, changed | moved, sources=snapshot.sources, errors=snapshot.errors
+            )
+        self._in, self._out, self._served = snapshot, out, served
+        return out

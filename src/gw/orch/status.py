@@ -59,8 +59,13 @@ class OrchStatusBook(StatusBook):
         super().__init__()
         self.on_write: Callable[[Iterable[ResourceKey]], None] = lambda _: None
 
-    def write(self, statuses: Mapping[ResourceKey, Status]) -> dict[ResourceKey, Status | None]:
-        changed = super().write(statuses)
+    def write(
+        self,
+        statuses: Mapping[ResourceKey, Status],
+        keys: Iterable[ResourceKey] | None = None,
+        since: Mapping[ResourceKey, Status] | None = None,
+    ) -> dict[ResourceKey, Status | None]:
+        changed = super().write(statuses, keys, since)
         self.on_write(changed)
         return changed
 

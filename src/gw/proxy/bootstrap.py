@@ -4,6 +4,10 @@ Everything else — listeners, routes, clusters, secrets — arrives over ADS fr
 plane. Facts that shape it (ENVOY-NOTES.md): the ADS cluster must speak HTTP/2; a short
 retry back-off makes Envoy reconnect within a second after a control-plane restart.
 
+The ADS stream is incremental (delta xDS, `DELTA_GRPC`): a change sends the resources that
+changed, not every resource of its type again (`gw.xds.delta`). `delta=False` makes a
+state-of-the-world bootstrap, which the control plane serves as well (older bootstraps).
+
 The overload manager caps the downstream connections of all listeners together
 (`max_downstream_connections`, the established install's `globalDownstreamMaxConnections`):
 a flood of idle connections cannot exhaust the proxy's file descriptors. The admin listener
@@ -52,6 +56,8 @@ class BootstrapOptions:
     admin_port: int = defaults.PROXY_ADMIN_PORT
     #: Mutual TLS to the control plane (gw.proxy.xds_tls); None: plaintext.
     xds_tls: XdsTls | None = None
+    #: Incremental (delta) ADS; False: state of the world.
+    delta: bool = True
     max_downstream_connections: int = defaults.GLOBAL_DOWNSTREAM_MAX_CONNECTIONS
 
 
@@ -75,7 +81,9 @@ def build_bootstrap(options: BootstrapOptions) -> bootstrap_pb2.Bootstrap:
         node=_node(options),
         dynamic_resources=bootstrap_pb2.Bootstrap.DynamicResources(
             ads_config=config_source_pb2.ApiConfigSource(
-                api_type=config_source_pb2.ApiConfigSource.GRPC,
+                api_type=config_source_pb2.ApiConfigSource.DELTA_GRPC
+                if options.delta
+                else config_source_pb2.ApiConfigSource.GRPC,
                 transport_api_version=config_source_pb2.V3,
                 grpc_services=[grpc_service],
                 set_node_on_first_message_only=True,

@@ -23,8 +23,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 import yaml
@@ -34,14 +33,14 @@ from gw.api import (
     IgnoredDocument,
     ManifestError,
     Problem,
-    Resource,
     ResourceKey,
     Settings,
     key_of,
     kind_for,
     parse_document,
 )
-from gw.snapshot import InputError, Snapshot, Source
+from gw.snapshot import Snapshot
+from gw.store.index import Document, FileState, FolderIndex
 from gw.store.manifests import Limits, TooCostly, load_documents, read_text, size_refusal
 from gw.store.status import StatusBook
 
@@ -53,28 +52,14 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 #: namespace), as the translator reads it.
 SETTINGS_NAME = "default"
 
+#: How the folder watcher batches events (milliseconds): it hands over a batch once no new
+#: event came for `WATCH_STEP_MS`, or after `WATCH_DEBOUNCE_MS` at the latest. Short, so
+#: that a change is read at once; the control plane coalesces bursts itself.
+WATCH_STEP_MS = 2
+WATCH_DEBOUNCE_MS = 30
+
 #: A stamp no file has: the file is read again at the next scan.
 _UNREAD = (-1, -1, -1)
-
-
-@dataclass(slots=True)
-class _Document:
-    """One document of a file, parsed or not."""
-
-    number: int
-    resource: Resource | None = None
-    error: ManifestError | None = None
-    ignored: bool = False
-
-
-@dataclass(slots=True)
-class _File:
-    stamp: tuple[int, int, int]
-    documents: list[_Document] = field(default_factory=list)
-    error: str | None = None
-    # Keys this file held when it last parsed, by document number: what a broken file or
-    # a nameless broken document is taken to mean.
-    last_keys: dict[int, ResourceKey] = field(default_factory=dict)
 
 
 class DirectoryStore:
@@ -93,29 +78,35 @@ class DirectoryStore:
         self.limits = Limits()
         #: How long the last `scan()` took (the control plane's traces show it).
         self.last_scan_seconds = 0.0
-        self._files: dict[Path, _File] = {}
-        self._snapshot: Snapshot | None = None
-        self._unsettled = False
+        self._index = FolderIndex(self._rel)
+        #: Files and folders read, by absolute path (how the watcher names them).
+        self._paths: dict[str, Path] = {}
+        self._folders: dict[str, Path] = {}
+        #: Files that just got worse (lost documents, stopped parsing): maybe half written.
+        self._settling: set[Path] = set()
         self._scanning = threading.Lock()
 
-    def scan(self) -> Snapshot:
+    def scan(self, hint: Iterable[str] | None = None) -> Snapshot:
         """Re-read the files that changed since the last scan and build a snapshot.
 
-        When nothing changed, the previous snapshot object is returned as is, so that
-        consumers can skip work with an identity check. Safe to call from any thread (one
-        scan runs at a time). When the scan reads new limits from Settings, every file is
-        read again under them at once.
+        `hint`: the paths the folder watcher saw change. When they are all files of folders
+        already read, only those are looked at; otherwise (and without a hint) the whole
+        folder is walked, each file's modification time, size and inode telling whether it
+        changed. When nothing changed, the previous snapshot object is returned as is, so
+        that consumers can skip work with an identity check. Safe to call from any thread
+        (one scan runs at a time). When the scan reads new limits from Settings, every file
+        is read again under them at once.
         """
         with self._scanning:
             started = time.perf_counter()
-            snapshot = self._scan_files()
+            snapshot = self._scan_files(self._targets(hint))
             limits = self._limits_in(snapshot)
             if limits != self.limits:
                 log.info("reading the folder again under new limits: %s", limits)
                 self.limits = limits
-                for state in self._files.values():
+                for state in self._index.files.values():
                     state.stamp = _UNREAD
-                snapshot = self._scan_files()
+                snapshot = self._scan_files(None)
             self.last_scan_seconds = time.perf_counter() - started
             return snapshot
 
@@ -131,12 +122,35 @@ class DirectoryStore:
             return self.limits
         return Limits()
 
-    def _scan_files(self) -> Snapshot:
-        seen: set[Path] = set()
-        changed = False
-        self._unsettled = False
+    def _targets(self, hint: Iterable[str] | None) -> list[Path] | None:
+        """The manifest files the watcher's paths name, or None when the whole folder must
+        be walked (no hint; a folder appeared or went; a path outside what was read)."""
+        if hint is None:
+            return None
+        out: list[Path] = []
+        for raw in hint:
+            absolute = os.path.abspath(raw)
+            known = self._paths.get(absolute)
+            if known is not None:
+                out.append(known)
+                continue
+            folder = self._folders.get(os.path.dirname(absolute))
+            if folder is None or absolute in self._folders or os.path.isdir(absolute):
+                return None
+            name = os.path.basename(absolute)
+            if _is_manifest(name):
+                out.append(folder / name)
+        return out
+
+    def _scan_files(self, targets: list[Path] | None) -> Snapshot:
+        """Look at `targets` (None: every file of the folder) and read those that changed."""
+        changed: list[tuple[Path, FileState | None]] = []
         now = time.time()
-        for path in self._manifest_paths():
+        settling, self._settling = self._settling, set()
+        files = self._index.files
+        paths = self._manifest_paths() if targets is None else iter(sorted(set(targets)))
+        seen: set[Path] = set()
+        for path in paths:
             seen.add(path)
             try:
                 st = path.stat()
@@ -144,29 +158,34 @@ class DirectoryStore:
                 try:
                     st = path.lstat()  # a symbolic link whose target is gone
                 except OSError:
-                    continue  # removed between listing and stat
+                    if targets is not None and path in files:
+                        changed.append((path, None))  # removed
+                    continue  # removed (between listing and stat)
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-            known = self._files.get(path)
+            known = files.get(path)
+            recent = now - st.st_mtime < self.SETTLE_SECONDS * 2
             if known is not None and known.stamp == stamp:
+                if path in settling and recent:
+                    self._settling.add(path)  # still worse than before, still fresh
                 continue
-            changed = True
             unreadable = _unreadable(st.st_mode)
             if unreadable is not None:
-                state = _File(
+                state = FileState(
                     stamp=stamp, error=unreadable, last_keys=known.last_keys if known else {}
                 )
                 log.warning("cannot read %s: %s", self._rel(path), unreadable)
             else:
                 state = self._read(path, stamp, known, st.st_size)
-            self._files[path] = state
-            if now - st.st_mtime < self.SETTLE_SECONDS * 2 and _got_worse(known, state):
-                self._unsettled = True
-        for gone in self._files.keys() - seen:
-            del self._files[gone]
-            changed = True
-        if changed or self._snapshot is None:
-            self._snapshot = self._build_snapshot()
-        return self._snapshot
+            changed.append((path, state))
+            self._paths[os.path.abspath(path)] = path
+            if recent and _got_worse(known, state):
+                self._settling.add(path)
+        if targets is None:
+            changed += [(gone, None) for gone in files.keys() - seen]
+        for path, now_state in changed:
+            if now_state is None:
+                self._paths.pop(os.path.abspath(path), None)
+        return self._index.update(changed)
 
     async def watch(self) -> AsyncIterator[Snapshot]:
         """Yield a snapshot now and after every batch of changes in the folder. Files are
@@ -174,10 +193,10 @@ class DirectoryStore:
         from watchfiles import awatch
 
         yield await asyncio.to_thread(self.scan)
-        async for _ in awatch(self.root, debounce=30, step=10, recursive=True):
-            snapshot = await asyncio.to_thread(self.scan)
+        async for changes in awatch(self.root, debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS):
+            snapshot = await asyncio.to_thread(self.scan, [path for _, path in changes])
             for _ in range(self.SETTLE_TRIES):
-                if not self._unsettled:
+                if not self._settling:
                     break
                 await asyncio.sleep(self.SETTLE_SECONDS)
                 snapshot = await asyncio.to_thread(self.scan)
@@ -200,22 +219,24 @@ class DirectoryStore:
                 dirnames[:] = []
                 continue
             visited.add((st.st_dev, st.st_ino))
+            self._folders[os.path.abspath(dirpath)] = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
-                if name.startswith((".", "#")) or not name.endswith(MANIFEST_SUFFIXES):
-                    continue
-                yield Path(dirpath) / name
+                if _is_manifest(name):
+                    yield Path(dirpath) / name
 
     def _read(
-        self, path: Path, stamp: tuple[int, int, int], known: _File | None, size: int
-    ) -> _File:
+        self, path: Path, stamp: tuple[int, int, int], known: FileState | None, size: int
+    ) -> FileState:
         last_keys = dict(known.last_keys) if known else {}
-        result = _File(stamp=stamp, last_keys=last_keys)
+        result = FileState(stamp=stamp, last_keys=last_keys)
         try:
             refusal = size_refusal(size, self.limits)
             if refusal is not None:
                 raise TooCostly(refusal)
-            raw_documents = load_documents(path, read_text(path, self.limits), self.limits)
+            digests = _digests(known)
+            text = read_text(path, self.limits)
+            raw_documents = load_documents(path, text, self.limits, digests)
         except (
             OSError,
             UnicodeDecodeError,
@@ -232,7 +253,17 @@ class DirectoryStore:
             return result
         keys: dict[int, ResourceKey] = {}
         for raw in raw_documents:
+            if raw.unchanged and known is not None:  # the same text: the same resources
+                same = [d for d in known.documents if d.number == raw.number]
+                result.documents += same
+                for d in same:
+                    meant = d.resource.key if d.resource is not None else None
+                    meant = meant or (d.error.key if d.error is not None else None)
+                    if meant is not None:
+                        keys[d.number] = meant
+                continue
             doc = _parse(raw.number, raw.data, raw.refusal)
+            doc.digest = raw.digest
             if doc.resource is not None:
                 keys[raw.number] = doc.resource.key
             elif doc.error is not None and doc.error.key is not None:
@@ -244,49 +275,6 @@ class DirectoryStore:
         result.last_keys = keys
         return result
 
-    def _build_snapshot(self) -> Snapshot:
-        resources: dict[ResourceKey, Resource] = {}
-        sources: dict[ResourceKey, Source] = {}
-        errors: list[InputError] = []
-        for path in sorted(self._files):
-            state = self._files[path]
-            rel = self._rel(path)
-            if state.error is not None:
-                errors.extend(self._file_errors(rel, state))
-                continue
-            present = {d.resource.key for d in state.documents if d.resource is not None}
-            for doc in state.documents:
-                source = Source(rel, doc.number)
-                if doc.resource is not None:
-                    key = doc.resource.key
-                    if key in resources:
-                        errors.append(
-                            InputError(
-                                source,
-                                f"{key} is also defined in {sources[key]}; this copy is ignored",
-                                key,
-                            )
-                        )
-                        continue
-                    resources[key] = doc.resource
-                    sources[key] = source
-                elif doc.error is not None:
-                    meant = doc.error.key or state.last_keys.get(doc.number)
-                    if meant in present:
-                        meant = None
-                    message = doc.error.describe() if meant is None else doc.error.details()
-                    errors.append(InputError(source, message, meant))
-        return Snapshot(resources=resources, sources=sources, errors=tuple(errors))
-
-    def _file_errors(self, rel: str, state: _File) -> list[InputError]:
-        assert state.error is not None
-        if not state.last_keys:
-            return [InputError(Source(rel, 0), state.error)]
-        return [
-            InputError(Source(rel, number), f"the file no longer parses: {state.error}", key)
-            for number, key in sorted(state.last_keys.items())
-        ]
-
     def _rel(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.root))
@@ -294,9 +282,22 @@ class DirectoryStore:
             return str(path)
 
 
-def _parse(number: int, data: object, refusal: str | None) -> _Document:
+def _digests(known: FileState | None) -> dict[int, bytes]:
+    """The fingerprints of a file's documents as last read (none after new limits, under
+    which every document is looked at again)."""
+    if known is None or known.stamp == _UNREAD or known.error is not None:
+        return {}
+    return {d.number: d.digest for d in known.documents if d.digest}
+
+
+def _is_manifest(name: str) -> bool:
+    """A file name the store reads: not hidden, not an editor's `#` file, a manifest suffix."""
+    return not name.startswith((".", "#")) and name.endswith(MANIFEST_SUFFIXES)
+
+
+def _parse(number: int, data: object, refusal: str | None) -> Document:
     """One document as a resource, an error (naming the resource when it can), or ignored."""
-    doc = _Document(number=number)
+    doc = Document(number=number)
     try:
         if refusal is not None:
             raise ManifestError([Problem("", refusal)], _safe_key(data))
@@ -353,7 +354,7 @@ def _describe_load_error(exc: Exception) -> str:
     return str(exc)
 
 
-def _got_worse(before: _File | None, after: _File) -> bool:
+def _got_worse(before: FileState | None, after: FileState) -> bool:
     """True when a file stopped parsing or holds fewer resources than before."""
     if before is None:
         return after.error is not None

@@ -16,8 +16,9 @@ Aliases are counted on the parsed YAML nodes, before anything expands them.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,16 @@ class TooCostly(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A document's data, and why it is refused when it is beyond a limit (`refusal`)."""
+    """A document's data, and why it is refused when it is beyond a limit (`refusal`).
+    `digest` fingerprints a YAML document's text: a document whose text is what it was
+    (`unchanged`) is not constructed again (its data is None), so that the store keeps the
+    resource it made of it last time."""
 
     number: int
     data: Any
     refusal: str | None = None
+    digest: bytes = b""
+    unchanged: bool = False
 
 
 def read_text(path: Path, limits: Limits) -> str:
@@ -71,15 +77,23 @@ def _size_refusal(size: int, limits: Limits) -> str:
     )
 
 
-def load_documents(path: Path, text: str, limits: Limits) -> list[Document]:
+def load_documents(
+    path: Path, text: str, limits: Limits, known: Mapping[int, bytes] | None = None
+) -> list[Document]:
     """Every non-empty document of the file, numbered from 1; a `kind: List`'s items share
-    the List's number. Raises `TooCostly` and the parsers' errors (`yaml.YAMLError`,
-    `json.JSONDecodeError`)."""
-    raw = _json_documents(text, limits) if path.suffix == ".json" else _yaml_documents(text, limits)
+    the List's number. `known`: the digests of the documents as last read, by number (a
+    YAML document with the same text is `unchanged`). Raises `TooCostly` and the parsers'
+    errors (`yaml.YAMLError`, `json.JSONDecodeError`)."""
+    if path.suffix == ".json":
+        raw = _json_documents(text, limits)
+    else:
+        raw = _yaml_documents(text, limits, known or {})
     out: list[Document] = []
     for doc in raw:
         data = doc.data
-        if doc.refusal is None and _is_list(data):
+        if doc.unchanged:
+            out.append(doc)
+        elif doc.refusal is None and _is_list(data):
             out.extend(Document(doc.number, item) for item in data["items"])
         elif data is not None or doc.refusal is not None:
             out.append(doc)
@@ -103,7 +117,7 @@ def _count_refusal(limits: Limits) -> str:
     )
 
 
-def _yaml_documents(text: str, limits: Limits) -> list[Document]:
+def _yaml_documents(text: str, limits: Limits, known: Mapping[int, bytes]) -> list[Document]:
     loader = _Loader(text)
     out: list[Document] = []
     try:
@@ -112,13 +126,23 @@ def _yaml_documents(text: str, limits: Limits) -> list[Document]:
                 raise TooCostly(_count_refusal(limits))
             node = loader.get_node()
             number = len(out) + 1
+            digest = _digest(text, node)
+            if known.get(number) == digest:
+                out.append(Document(number, None, digest=digest, unchanged=True))
+                continue
             refusal = _refusal(node, _node_children, _node_weight, limits, aliases=True)
             # A refused document is still constructed (cheaply: aliases stay shared) so
             # that the resource it names can be reported; nothing expands it.
-            out.append(Document(number, loader.construct_document(node), refusal))
+            out.append(Document(number, loader.construct_document(node), refusal, digest))
     finally:
         loader.dispose()
     return out
+
+
+def _digest(text: str, node: Any) -> bytes:
+    """A fingerprint of one YAML document's text (from its first to its last character)."""
+    start, end = node.start_mark.index, node.end_mark.index
+    return hashlib.blake2b(text[start:end].encode(), digest_size=16).digest()
 
 
 def _json_documents(text: str, limits: Limits) -> list[Document]:

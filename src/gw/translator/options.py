@@ -55,6 +55,9 @@ class Options:
     #: (HTTP/1.1) next to `extauth` (`envoy/extauth_http.py` uses it).
     extauth_http_server: InstalledServer | None = None
     ratelimit_server: InstalledServer | None = None
+    #: A plain listener with this many virtual hosts or more is served in shards chosen by
+    #: the `Host` when it can be (`envoy/shards.py`); 0 never shards.
+    shard_routes_from: int = 1_000
     #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
     #: name), which the console charts; off by default for their cost.
     route_stats: bool = False

@@ -9,11 +9,12 @@ hand its edges back as a value resolves through a `scope()`, whose `edges` are i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
+from gw.api.status import State
 from gw.translator.reports import Reports
 
 R = TypeVar("R", bound=Resource)
@@ -26,18 +27,54 @@ class Edge:
     referent: ResourceKey
 
 
+@dataclass(slots=True)
+class Reads:
+    """What a piece of building looked at through a recording `Refs.scope()` (and its
+    `Reports.scope()`, `Clock`): each resource looked up (the object seen, None when
+    absent), each kind listed, whether it looked at broken manifests, the state of each
+    resource it asked about. Its result can be reused while all of these are the same."""
+
+    resources: dict[ResourceKey, Resource | None] = field(default_factory=dict)
+    #: Each kind listed, and the resources the listing gave.
+    kinds: dict[str, tuple[Resource, ...]] = field(default_factory=dict)
+    broken: bool = False
+    states: dict[ResourceKey, State] = field(default_factory=dict)
+    #: It went through every resource: nothing it made can be reused.
+    everything: bool = False
+
+
+#: Lists the keys of one kind, sorted (a snapshot's `keys_of_kind`).
+Listing = Callable[[str], Sequence[ResourceKey]]
+
+
 class Refs:
-    def __init__(self, resources: Mapping[ResourceKey, Resource], broken: set[ResourceKey]):
+    def __init__(
+        self,
+        resources: Mapping[ResourceKey, Resource],
+        broken: set[ResourceKey],
+        listing: Listing | None = None,
+    ):
         self._resources = resources
         self._broken = broken
+        self._listing = listing
         self.edges: list[Edge] = []
         self._by_kind: dict[type[Resource], list[Resource]] = {}
+        self._listed: dict[str, tuple[Resource, ...]] = {}
+        self.reads: Reads | None = None
 
-    def scope(self) -> Refs:
-        """Lookups over the same resources whose edges are recorded apart, in `edges`."""
-        scoped = Refs(self._resources, self._broken)
-        scoped._by_kind = self._by_kind
+    def scope(self, reads: Reads | None = None) -> Refs:
+        """Lookups over the same resources whose edges are recorded apart, in `edges`;
+        with `reads`, every lookup is recorded there too."""
+        scoped = Refs(self._resources, self._broken, self._listing)
+        scoped._by_kind, scoped._listed = self._by_kind, self._listed
+        scoped.reads = reads
         return scoped
+
+    def _seen(self, key: ResourceKey) -> Resource | None:
+        found = self._resources.get(key)
+        if self.reads is not None:
+            self.reads.resources[key] = found
+        return found
 
     def resolve(
         self,
@@ -54,7 +91,7 @@ class Refs:
         """
         key = self.key(kind, ref, referrer)
         self.edges.append(Edge(referrer, field, key))
-        found = self._resources.get(key)
+        found = self._seen(key)
         return found if isinstance(found, kind) else None
 
     def add(self, edges: Iterable[Edge]) -> None:
@@ -70,39 +107,92 @@ class Refs:
         per translation: selectors of many routes read the same list."""
         listed = self._by_kind.get(kind)
         if listed is None:
-            listed = self._by_kind[kind] = [
-                r for _, r in sorted(self._resources.items()) if isinstance(r, kind)
-            ]
+            if self._listing is not None:
+                found = (self._resources[k] for k in self._listing(kind.KIND))
+            else:
+                found = (r for _, r in sorted(self._resources.items()))
+            listed = self._by_kind[kind] = [r for r in found if isinstance(r, kind)]
+        if self.reads is not None:
+            seen = self._listed.get(kind.KIND)
+            if seen is None:
+                seen = self._listed[kind.KIND] = tuple(listed)
+            self.reads.kinds[kind.KIND] = seen
         return listed  # type: ignore[return-value]
 
     def broken_of_kind(self, kind: type[Resource]) -> list[ResourceKey]:
         """Resources of `kind` whose manifest cannot be read now (their labels are unknown)."""
+        if self.reads is not None:
+            self.reads.broken = True
         return sorted(k for k in self._broken if k.kind == kind.KIND)
 
     def exists(self, key: ResourceKey) -> bool:
         """True when the resource exists, even if its current manifest is broken."""
-        return key in self._resources or key in self._broken
+        if self.reads is not None:
+            self.reads.broken = True
+        return self._seen(key) is not None or key in self._broken
 
     @staticmethod
     def key(kind: type[Resource], ref: ResourceRef, referrer: ResourceKey) -> ResourceKey:
         return ResourceKey(kind.KIND, ref.namespace or referrer.namespace, ref.name)
 
 
-def propagate_rejections(refs: Refs, reports: Reports) -> None:
-    """Reject every resource that refers to a rejected one, until nothing changes."""
-    changed = True
-    while changed:
-        changed = False
-        for edge in refs.edges:
-            if edge.referrer == edge.referent:
-                continue
-            if reports.rejected(edge.referent) and not reports.rejected(edge.referrer):
-                referent = edge.referent
-                what = f"{referent.kind} {referent.namespace}.{referent.name}"
-                if referent.kind in STATUSLESS_KINDS:  # only ever rejected for a bad manifest
-                    why = reports.of(referent).errors[0]
-                    message = f"{what} cannot be read ({why}); fix it first"
-                else:
-                    message = f"{what} is rejected; fix it first (see its status)"
-                reports.of(edge.referrer).error(edge.field, message)
-                changed = True
+def propagate_rejections(refs: Refs, reports: Reports) -> set[ResourceKey]:
+    """Reject every resource that refers, directly or through others, to a rejected one;
+    the resources rejected in the end (those in a reference).
+
+    Which resources end up rejected is the closure of the references; each one rejected
+    this way gets one finding: its first reference (in the order they were recorded) to a
+    resource rejected in the end. The outcome depends on the graph alone, not on the order
+    the references are walked in, so a translation that redoes part of the graph
+    (`gateway/incremental.py`) finds the same."""
+    rejected = rejected_closure(refs.edges, reports.rejected)
+    for referrer, edge in first_rejected_references(refs.edges, rejected, reports.rejected):
+        reports.of(referrer).error(edge.field, rejection_message(edge.referent, reports))
+    return rejected
+
+
+def rejected_closure(
+    edges: Iterable[Edge], rejected: Callable[[ResourceKey], bool]
+) -> set[ResourceKey]:
+    """The resources rejected once rejections flow from referents to referrers."""
+    referrers: dict[ResourceKey, list[ResourceKey]] = {}
+    keys: set[ResourceKey] = set()
+    for edge in edges:
+        if edge.referrer != edge.referent:
+            referrers.setdefault(edge.referent, []).append(edge.referrer)
+            keys.add(edge.referent)
+            keys.add(edge.referrer)
+    out = {k for k in keys if rejected(k)}
+    todo = list(out)
+    while todo:
+        for referrer in referrers.get(todo.pop(), ()):
+            if referrer not in out:
+                out.add(referrer)
+                todo.append(referrer)
+    return out
+
+
+def first_rejected_references(
+    edges: Iterable[Edge], closure: set[ResourceKey], rejected: Callable[[ResourceKey], bool]
+) -> list[tuple[ResourceKey, Edge]]:
+    """For each resource rejected only through its references: the first of them whose
+    referent is in `closure`."""
+    first: dict[ResourceKey, Edge] = {}
+    for edge in edges:
+        referrer = edge.referrer
+        if (
+            referrer != edge.referent
+            and edge.referent in closure
+            and referrer not in first
+            and not rejected(referrer)
+        ):
+            first[referrer] = edge
+    return list(first.items())
+
+
+def rejection_message(referent: ResourceKey, reports: Reports) -> str:
+    what = f"{referent.kind} {referent.namespace}.{referent.name}"
+    if referent.kind in STATUSLESS_KINDS:  # only ever rejected for a bad manifest
+        why = reports.of(referent).errors[0]
+        return f"{what} cannot be read ({why}); fix it first"
+    return f"{what} is rejected; fix it first (see its status)"

@@ -74,11 +74,15 @@ class ResourceReport:
 class Reports:
     """All findings of one translation, keyed by resource."""
 
-    def __init__(self, parent: Reports | None = None) -> None:
+    def __init__(
+        self, parent: Reports | None = None, seen: dict[ResourceKey, State] | None = None
+    ) -> None:
         self._reports: dict[ResourceKey, ResourceReport] = {}
         #: A scope's findings go to its own reports; whether a resource is rejected is
         #: answered from both (see `scope`).
         self._parent = parent
+        #: A recording scope's answers from its parent, by resource.
+        self._seen = seen
         # Statuses are immutable: resources with the same outcome share one object, which
         # keeps 10,000 accepted resources from costing 10,000 model constructions.
         self._shared: dict[tuple[State, str, tuple[str, ...]], Status] = {}
@@ -95,15 +99,18 @@ class Reports:
         if self._parent is None or own is State.REJECTED:
             return own
         inherited = self._parent.state(key)
+        if self._seen is not None:
+            self._seen[key] = inherited
         return inherited if own is State.ACCEPTED or inherited is State.REJECTED else own
 
     def rejected(self, key: ResourceKey) -> bool:
         return self.state(key) is State.REJECTED
 
-    def scope(self) -> Reports:
+    def scope(self, seen: dict[ResourceKey, State] | None = None) -> Reports:
         """Reports that record apart from these (hand them back with `findings()`) and see
-        what these hold when asked whether a resource is rejected."""
-        return Reports(parent=self)
+        what these hold when asked whether a resource is rejected; with `seen`, each such
+        answer is recorded there (what the scope's result depends on)."""
+        return Reports(parent=self, seen=seen)
 
     def findings(self) -> Findings:
         """What these reports recorded themselves (a scope's parent's findings excluded)."""
@@ -123,6 +130,24 @@ class Reports:
 
     def items(self) -> Iterable[tuple[ResourceKey, ResourceReport]]:
         return sorted(self._reports.items())
+
+    def keys(self) -> Iterable[ResourceKey]:
+        """The resources with a report (in no particular order)."""
+        return self._reports.keys()
+
+    def replaced(self, other: Reports, keys: Iterable[ResourceKey]) -> Reports:
+        """These reports with those of `keys` taken from `other` (or dropped when it has
+        none): how an incremental translation keeps what it did not redo. Reports are
+        shared, never changed afterwards."""
+        out = Reports()
+        out._reports = dict(self._reports)
+        for key in keys:
+            found = other._reports.get(key)
+            if found is None:
+                out._reports.pop(key, None)
+            else:
+                out._reports[key] = found
+        return out
 
     def status(self, key: ResourceKey, subresources: Iterable[str] = ()) -> Status:
         report = self._reports.get(key) or ResourceReport()

@@ -10,20 +10,21 @@ its last accepted contribution (`previous`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gw.api import STATUSLESS_KINDS, ResourceKey
 from gw.api.status import Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
-from gw.translator.envoy import VirtualHostProtos, Xds, build_xds
+from gw.translator.envoy import Xds, XdsBuilder
 from gw.translator.envoy.extauth_server import build_extauth_resources
 from gw.translator.envoy.ratelimit_server import build_ratelimit_resources
+from gw.translator.gateway.build import BuildResult
 from gw.translator.gateway.contribution import Contribution
-from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.passes import build_proxy
 from gw.translator.gateway.placement import PROXY_KIND
+from gw.translator.gateway.stagecache import StageCache
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports
@@ -33,11 +34,13 @@ FALLBACK_MESSAGE = "its last accepted configuration is still being served"
 
 @dataclass(frozen=True, slots=True)
 class TranslationCache:
-    """What one translation can reuse from the previous one (see gateway/hostcache.py).
-    Passing it changes how fast `translate()` runs, never what it returns."""
+    """What one translation can reuse from the previous one (stage 1: see
+    `gateway/incremental.py`; stage 2: `envoy/routes.py`; the statuses). Passing it
+    changes how fast `translate()` runs, never what it returns."""
 
-    hosts: HostCache | None = None
-    protos: VirtualHostProtos | None = None
+    stage: StageCache | None = None
+    xds: XdsBuilder | None = None
+    statuses: Mapping[ResourceKey, Status] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ class Result:
     #: Each resource's contribution as last accepted: pass it to the next `translate()`.
     accepted: Mapping[ResourceKey, Contribution] = field(default_factory=dict)
     #: Every reference resolved (referrer, field, referent), dangling ones included.
-    references: tuple[Edge, ...] = ()
+    references: Sequence[Edge] = ()
     #: Pass to the next `translate()` to skip rebuilding what did not change.
     cache: TranslationCache = field(default_factory=TranslationCache)
     #: What the extauth servers are served (role `proxy.extauth_role`): the AuthConfigs.
@@ -63,6 +66,9 @@ class Result:
     #: Resources the install declared and translated like the user's (`gw up`'s own
     #: servers' Upstreams); they have no status.
     declared: frozenset[ResourceKey] = frozenset()
+    #: The resources whose status may differ from the previous translation's (None: any):
+    #: an incremental translation redid only those.
+    restated: frozenset[ResourceKey] | None = None
 
     @property
     def proxy(self) -> ir.Proxy:
@@ -83,25 +89,30 @@ def translate(
     cache: TranslationCache | None = None,
 ) -> Result:
     cache = cache or TranslationCache()
-    built = build_proxy(snapshot, options, previous or {}, cache.hosts)
+    built = build_proxy(snapshot, options, previous if previous is not None else {}, cache.stage)
     proxies, reports = built.proxies, built.reports
-    protos = VirtualHostProtos(cache.protos)
-    served = {proxy.role: build_xds(proxy, protos) for proxy in proxies}
-    landed = _landed(proxies)
+    builder = XdsBuilder(cache.xds, options.shard_routes_from)
+    served = {proxy.role: builder.build(proxy, built.changes) for proxy in proxies}
+    restated = built.dirty if cache.statuses is not None else None
+    if restated is None or cache.statuses is None:
+        statuses = _statuses(snapshot, reports, built.accepted, _landed(proxies))
+    else:
+        statuses = _statuses_again(cache.statuses, snapshot, built, proxies)
     return Result(
         proxies=proxies,
         served=served,
         reports=reports,
-        statuses=_statuses(snapshot, reports, built.accepted, landed),
+        statuses=statuses,
         accepted=built.accepted,
         references=built.references,
-        cache=TranslationCache(hosts=built.cache, protos=protos),
+        cache=TranslationCache(stage=built.cache, xds=builder, statuses=statuses),
         extauth=Xds(build_extauth_resources(proxies[0])),
         ratelimit=Xds(build_ratelimit_resources(proxies[0])),
         proxy_statuses={
             p.name: reports.status(ResourceKey(PROXY_KIND, p.namespace, p.name)) for p in proxies
         },
         declared=built.declared,
+        restated=restated,
     )
 
 
@@ -110,15 +121,17 @@ def proxy_subresource(proxy: ir.Proxy) -> str:
     return f"*v1.Proxy.{proxy.name}_{proxy.namespace}"
 
 
-def _landed(proxies: tuple[ir.Proxy, ...]) -> dict[ResourceKey, list[str]]:
-    """For each resource that put a listener or a virtual host on a proxy: those proxies."""
+def _landed(proxies: tuple[ir.Proxy, ...], hosts: bool = True) -> dict[ResourceKey, list[str]]:
+    """For each resource that put a listener or a virtual host on a proxy: those proxies
+    (without `hosts`: only the gateways that put listeners)."""
     out: dict[ResourceKey, list[str]] = {}
     for proxy in proxies:
         name = proxy_subresource(proxy)
         for listener in proxy.listeners:
-            sources = [v.source for v in listener.virtual_hosts]
+            sources = [v.source for v in listener.virtual_hosts] if hosts else []
             for part in listener.matched:
-                sources += [v.source for v in part.http.virtual_hosts] if part.http else []
+                if hosts and part.http is not None:
+                    sources += [v.source for v in part.http.virtual_hosts]
                 sources += [part.source] if part.source is not None else []
             if listener.gateway is not None:
                 sources.append(listener.gateway)
@@ -141,10 +154,39 @@ def _statuses(
     keys |= {
         e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
     }
-    out: dict[ResourceKey, Status] = {}
-    for key in sorted(keys):
-        status = reports.status(key, subresources=landed.get(key, ()))
-        if reports.rejected(key) and key in accepted:
-            status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
-        out[key] = status
+    return {key: _status(key, reports, accepted, landed.get(key, ())) for key in sorted(keys)}
+
+
+def _status(
+    key: ResourceKey,
+    reports: Reports,
+    accepted: Mapping[ResourceKey, Contribution],
+    landed: Iterable[str],
+) -> Status:
+    status = reports.status(key, subresources=landed)
+    if reports.rejected(key) and key in accepted:
+        status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
+    return status
+
+
+def _statuses_again(
+    before: Mapping[ResourceKey, Status],
+    snapshot: Snapshot,
+    built: BuildResult,
+    proxies: tuple[ir.Proxy, ...],
+) -> dict[ResourceKey, Status]:
+    """The last statuses, those of the resources an incremental build redid made again
+    (`built.dirty`; the proxies a redone VirtualService landed on are `built.landed`)."""
+    assert built.dirty is not None
+    landed = _landed(proxies, hosts=False)
+    names = {p.name: proxy_subresource(p) for p in proxies}
+    for key, on in built.landed.items():
+        landed[key] = [names[p] for p in names if p in on]
+    errors = {e.key for e in snapshot.errors if e.key is not None}
+    out = dict(before)
+    for key in built.dirty:
+        if key.kind in STATUSLESS_KINDS or (key not in snapshot.resources and key not in errors):
+            out.pop(key, None)
+        else:
+            out[key] = _status(key, built.reports, built.accepted, landed.get(key, ()))
     return out

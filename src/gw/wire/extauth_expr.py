@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 #: What a config name may hold in an expression (the names `configs[].name` can take).
 NAME = re.compile(r"[A-Za-z0-9_.\-]+")
-_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z0-9_.\-]+)|(\S))")
+_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z0-9_.\-]+)|(\S)|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     position = 0
     while position < len(text):
         found = _TOKEN.match(text, position)
-        assert found is not None  # `\S` matches anything left but spaces
+        assert found is not None  # `\S` matches anything left but spaces, `$` the spaces
         if found.group(3):
             raise ExprError(f"unexpected {found.group(3)!r} at character {found.start(3) + 1}")
         token = found.group(1) or found.group(2)

@@ -1,8 +1,16 @@
 """`SnapshotCache`: the resources each proxy role is served, packed once per update.
 
 A role is `<namespace>~<proxy name>` (`gw-system~gateway-proxy`); every Envoy announcing
-that role gets the same resources. Versions are content hashes: they change exactly when
-content changes, and stay meaningful across control-plane restarts.
+that role gets the same resources. Each resource's version is a hash of its content, and a
+type's version (state of the world) a hash of those: they change exactly when content
+changes, and stay meaningful across control-plane restarts.
+
+Packing is incremental: a resource whose message is the very object packed last time
+keeps its packed form, and a type handed over as a `Messages` made from the last one with a
+few names changed (`gw.translator.envoy.xds`) is packed for those names only. Each
+`NodeSnapshot` remembers, for a few of the snapshots before it, which names of each type
+changed since (`changed_since`): a delta stream sends those without comparing every
+resource with what its client holds.
 """
 
 from __future__ import annotations
@@ -10,21 +18,43 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
+
+#: Snapshots a snapshot remembers what changed since (see `changed_since`).
+ANCESTORS = 8
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
     resource: any_pb2.Any
     digest: str
+    #: The message packed (a later message that is the same object is not packed again).
+    message: Message | None = field(default=None, compare=False)
+
+
+class Token:
+    """A snapshot's identity for its successors' `since` (never equal to another's)."""
+
+    __slots__ = ()
+
+
+Changes = Mapping[str, frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
 class NodeSnapshot:
     entries: Mapping[str, Mapping[str, Entry]]
+    token: Token = field(default_factory=Token, compare=False)
+    #: For earlier snapshots' tokens: the names of each type that changed since.
+    since: Mapping[Token, Changes] = field(default_factory=dict, compare=False)
+    #: The mapping each type was packed from (to tell a `Messages` made from it).
+    sources: Mapping[str, Mapping[str, Message]] = field(default_factory=dict, compare=False)
+    _versions: dict[tuple[str, frozenset[str] | None], str] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def select(self, type_url: str, names: Iterable[str] | None) -> list[tuple[str, Entry]]:
         """Resources of a type: all of them (names None), or just the named ones."""
@@ -32,6 +62,21 @@ class NodeSnapshot:
         if names is None:
             return sorted(of_type.items())
         return [(n, of_type[n]) for n in sorted(set(names)) if n in of_type]
+
+    def version(self, type_url: str, names: Iterable[str] | None) -> str:
+        """The state-of-the-world version of what `select` gives (computed once)."""
+        key = (type_url, None if names is None else frozenset(names))
+        found = self._versions.get(key)
+        if found is None:
+            found = self._versions[key] = version_of(self.select(type_url, names))
+        return found
+
+    def changed_since(self, token: Token) -> Changes | None:
+        """The names of each type that changed since the snapshot with `token` (None when
+        it is not one this snapshot remembers)."""
+        if token is self.token:
+            return {}
+        return self.since.get(token)
 
 
 def version_of(selected: list[tuple[str, Entry]]) -> str:
@@ -42,18 +87,65 @@ def version_of(selected: list[tuple[str, Entry]]) -> str:
     return digest.hexdigest()[:16]
 
 
-def pack_resources(resources: Mapping[str, Mapping[str, Message]]) -> NodeSnapshot:
-    entries: dict[str, dict[str, Entry]] = {}
+def pack(message: Message) -> Entry:
+    value = message.SerializeToString(deterministic=True)
+    resource = any_pb2.Any(
+        type_url="type.googleapis.com/" + message.DESCRIPTOR.full_name, value=value
+    )
+    return Entry(resource, hashlib.sha256(value).hexdigest()[:16], message)
+
+
+def pack_resources(
+    resources: Mapping[str, Mapping[str, Message]], previous: NodeSnapshot | None = None
+) -> NodeSnapshot:
+    """`resources` packed, reusing what `previous` packed of the same messages."""
+    entries: dict[str, Mapping[str, Entry]] = {}
+    changes: dict[str, frozenset[str]] = {}
     for type_url, by_name in resources.items():
-        packed: dict[str, Entry] = {}
-        for name, message in by_name.items():
-            value = message.SerializeToString(deterministic=True)
-            resource = any_pb2.Any(
-                type_url="type.googleapis.com/" + message.DESCRIPTOR.full_name, value=value
-            )
-            packed[name] = Entry(resource, hashlib.sha256(value).hexdigest()[:16])
-        entries[type_url] = packed
-    return NodeSnapshot(entries)
+        before = previous.entries.get(type_url, {}) if previous is not None else {}
+        source = previous.sources.get(type_url) if previous is not None else None
+        entries[type_url], changes[type_url] = _pack_type(by_name, before, source)
+    since: dict[Token, Changes] = {}
+    if previous is not None:
+        for type_url in previous.entries.keys() - resources.keys():
+            changes[type_url] = frozenset(previous.entries[type_url])
+        since[previous.token] = changes
+        for token, earlier in list(previous.since.items())[: ANCESTORS - 1]:
+            since[token] = {
+                t: earlier.get(t, frozenset()) | changes.get(t, frozenset())
+                for t in earlier.keys() | changes.keys()
+            }
+    return NodeSnapshot(entries, since=since, sources=dict(resources))
+
+
+def _pack_type(
+    by_name: Mapping[str, Message],
+    before: Mapping[str, Entry],
+    source: Mapping[str, Message] | None,
+) -> tuple[dict[str, Entry], frozenset[str]]:
+    """One type's entries, and the names whose entry changed (or went)."""
+    base = getattr(by_name, "base", None)
+    if base is not None and base is source:  # a `Messages` made from the last one
+        names: frozenset[str] = getattr(by_name, "names", frozenset())
+        out = dict(before)
+        for name in names:
+            message = by_name.get(name)
+            if message is None:
+                out.pop(name, None)
+            else:
+                out[name] = pack(message)
+        return out, names
+    out = {}
+    changed = set()
+    for name, message in by_name.items():
+        known = before.get(name)
+        if known is None or known.message is not message:
+            known = pack(message)
+            if before.get(name) != known:
+                changed.add(name)
+        out[name] = known
+    changed.update(n for n in before if n not in out)
+    return out, frozenset(changed)
 
 
 class SnapshotCache:
@@ -64,7 +156,7 @@ class SnapshotCache:
         self.published = asyncio.Event()
 
     def set(self, role: str, resources: Mapping[str, Mapping[str, Message]]) -> None:
-        self.set_packed(role, pack_resources(resources))
+        self.set_packed(role, pack_resources(resources, self._snapshots.get(role)))
 
     def set_packed(self, role: str, snapshot: NodeSnapshot) -> None:
         self._snapshots[role] = snapshot

@@ -1,6 +1,7 @@
-"""`AdsServer`: the Aggregated Discovery Service, state of the world, xDS v3.
+"""`AdsServer`: the Aggregated Discovery Service, xDS v3: state of the world, and delta
+(incremental: `gw.xds.delta`), which gw's proxies use.
 
-Rules (verified against Envoy 1.40, ENVOY-NOTES.md §1b):
+State-of-the-world rules (verified against Envoy 1.40, ENVOY-NOTES.md §1b):
 - A request whose `response_nonce` is the last nonce sent on that type is an ACK, or a
   NACK when it carries `error_detail`; it is not answered unless it changes the names.
 - A request with an older nonce is stale and ignored.
@@ -8,7 +9,8 @@ Rules (verified against Envoy 1.40, ENVOY-NOTES.md §1b):
   types send only the names asked for.
 - A type is pushed again whenever the version of what it would send changes.
 A NACK keeps Envoy on its previous config; it is logged and kept on the connection so that
-the control plane can report it on the Proxy's status.
+the control plane can report it on the Proxy's status. A delta stream acknowledges each
+response by its nonce, the same way.
 
 Who may connect as which role, and subscribe to what, is `gw.xds.identity`'s `NodePolicy`:
 a refused node's stream ends with the refusal's status and message, and a log line. The
@@ -22,7 +24,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,8 @@ from envoy.config.core.v3 import base_pb2
 from envoy.service.discovery.v3 import ads_pb2_grpc, discovery_pb2
 
 from gw.supervision import TASKS
-from gw.xds.cache import NodeSnapshot, SnapshotCache, version_of
+from gw.xds import delta
+from gw.xds.cache import NodeSnapshot, SnapshotCache
 from gw.xds.identity import NodePolicy, Refusal, certificate_roles
 from gw.xds.tls import ServerCertificates, plaintext_refusal
 
@@ -57,6 +60,7 @@ SEND_ORDER = (
     _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment",
     _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret",
     _TYPE + "envoy.config.listener.v3.Listener",
+    _TYPE + "envoy.config.route.v3.ScopedRouteConfiguration",
     _TYPE + "envoy.config.route.v3.RouteConfiguration",
 )
 
@@ -87,6 +91,23 @@ class TypeState:
     sent_at: float = 0.0
     #: Seconds from the last push to its ACK: how long the client took to apply it.
     apply_seconds: float | None = None
+    #: Delta streams: the version of each resource the client holds, the snapshot that
+    #: was reconciled last, the names newly subscribed, and the snapshots of the last
+    #: push and of the last one acknowledged (their versions are told on demand).
+    delta: bool = False
+    known: dict[str, str] = field(default_factory=dict)
+    synced: NodeSnapshot | None = None
+    pending: set[str] = field(default_factory=set)
+    sent: NodeSnapshot | None = None
+    acked: NodeSnapshot | None = None
+
+    def versions(self, type_url: str) -> tuple[str, str]:
+        """(sent, acked): the state-of-the-world version of what was sent and acked."""
+        if not self.delta:
+            return self.sent_version, self.acked_version
+        sent = self.sent.version(type_url, self.names) if self.sent is not None else ""
+        acked = self.acked.version(type_url, self.names) if self.acked is not None else ""
+        return sent, acked
 
 
 @dataclass(slots=True)
@@ -108,10 +129,11 @@ class Connection:
             "node": self.node_id,
             "role": self.role,
             "connectedAt": self.connected_at,
+            "delta": any(s.delta for s in self.types.values()),
             "types": {
                 t.removeprefix(_TYPE): {
-                    "sent": s.sent_version,
-                    "acked": s.acked_version,
+                    "sent": s.versions(t)[0],
+                    "acked": s.versions(t)[1],
                     "applyMs": None
                     if s.apply_seconds is None
                     else round(s.apply_seconds * 1000, 2),
@@ -139,6 +161,25 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
     async def StreamAggregatedResources(  # noqa: N802 (gRPC method name)
         self, request_iterator: AsyncIterator[discovery_pb2.DiscoveryRequest], context: Any
     ) -> AsyncIterator[discovery_pb2.DiscoveryResponse]:
+        """State of the world."""
+        async for response in self._stream(request_iterator, context, self._responses):
+            yield response
+
+    async def DeltaAggregatedResources(  # noqa: N802 (gRPC method name)
+        self, request_iterator: AsyncIterator[discovery_pb2.DeltaDiscoveryRequest], context: Any
+    ) -> AsyncIterator[discovery_pb2.DeltaDiscoveryResponse]:
+        """Incremental (delta): the same identity checks, only what changed is sent."""
+        async for response in self._stream(request_iterator, context, self._delta_responses):
+            yield response
+
+    async def _stream(
+        self,
+        request_iterator: AsyncIterator[Any],
+        context: Any,
+        responses: Callable[[Connection, NodeSnapshot], list[Any]],
+    ) -> AsyncIterator[Any]:
+        """One stream: requests recorded as they come, responses sent when the role's
+        snapshot or the subscriptions change."""
         conn = Connection(id=next(self._ids), peer=context.peer())
         certified = certificate_roles(context.auth_context())
         self.connections[conn.id] = conn
@@ -171,7 +212,7 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                 snapshot = self.cache.get(conn.role) if conn.role else None
                 if snapshot is None:
                     continue
-                for response in self._responses(conn, snapshot):
+                for response in responses(conn, snapshot):
                     yield response
         except Exception as exc:  # the stream ends; the client connects again
             _push_failed(conn, exc)
@@ -214,7 +255,7 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
     async def _on_request(
         self,
         conn: Connection,
-        request: discovery_pb2.DiscoveryRequest,
+        request: Any,
         wake: asyncio.Event,
         certified: tuple[str, ...] | None,
     ) -> Refusal | None:
@@ -230,60 +271,75 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
         refusal = self.policy.refuse_type(conn.role, request.type_url)
         if refusal is not None:
             return refusal
-        self._record(conn, request, wake)
+        if isinstance(request, discovery_pb2.DeltaDiscoveryRequest):
+            self._record_delta(conn, request)
+        else:
+            self._record(conn, request)
+        wake.set()
         return None
 
-    def _record(
-        self, conn: Connection, request: discovery_pb2.DiscoveryRequest, wake: asyncio.Event
-    ) -> None:
+    def _record(self, conn: Connection, request: discovery_pb2.DiscoveryRequest) -> None:
         """A request of an admitted node: a subscription, an ACK or a NACK."""
         state = conn.types.setdefault(request.type_url, TypeState())
         names = _requested_names(request)
         if request.response_nonce:
             if request.response_nonce != state.nonce:
                 return  # stale: an answer to something we have since replaced
-            if request.HasField("error_detail"):
-                state.nack = Nack(state.sent_version, request.error_detail.message, time.time())
-                self.nack_count += 1
-                log.warning(
-                    "xds: %s rejected %s version %s: %s",
-                    conn.node_id,
-                    request.type_url.removeprefix(_TYPE),
-                    state.sent_version,
-                    request.error_detail.message,
-                )
-            else:
-                state.acked_version = request.version_info
-                state.nack = None
-                state.apply_seconds = time.monotonic() - state.sent_at
-                log.debug(
-                    "xds: %s acked %s %s after %.1f ms",
-                    conn.node_id,
-                    request.type_url.removeprefix(_TYPE),
-                    request.version_info,
-                    state.apply_seconds * 1000,
-                )
+            self._answered(conn, request, state, request.version_info)
             if names != state.names:
                 state.names = names
                 state.answer = True
         else:
             state.names = names
             state.answer = True
-        wake.set()
+
+    def _answered(self, conn: Connection, request: Any, state: TypeState, version: str) -> None:
+        """An ACK (the client applied what was sent) or a NACK (it kept what it had)."""
+        type_name = request.type_url.removeprefix(_TYPE)
+        if request.HasField("error_detail"):
+            sent = state.versions(request.type_url)[0]
+            state.nack = Nack(sent, request.error_detail.message, time.time())
+            self.nack_count += 1
+            log.warning(
+                "xds: %s rejected %s version %s: %s",
+                conn.node_id,
+                type_name,
+                sent,
+                request.error_detail.message,
+            )
+            return
+        state.acked_version, state.acked = version, state.sent
+        state.nack = None
+        state.apply_seconds = time.monotonic() - state.sent_at
+        log.debug(
+            "xds: %s acked %s after %.1f ms", conn.node_id, type_name, state.apply_seconds * 1000
+        )
+
+    def _record_delta(self, conn: Connection, request: discovery_pb2.DeltaDiscoveryRequest) -> None:
+        """A request of a delta stream: a subscription change, an ACK or a NACK."""
+        first = request.type_url not in conn.types
+        state = conn.types.setdefault(request.type_url, TypeState(delta=True))
+        if request.response_nonce:
+            if request.response_nonce == state.nonce:
+                self._answered(conn, request, state, "")
+            if not request.resource_names_subscribe and not request.resource_names_unsubscribe:
+                return
+        state.names, added = delta.subscribe(state.names, state.known, request, first)
+        state.pending |= added
+        state.answer = state.answer or first or bool(added)
 
     def _responses(
         self, conn: Connection, snapshot: NodeSnapshot
     ) -> list[discovery_pb2.DiscoveryResponse]:
         out = []
-        order = {t: i for i, t in enumerate(SEND_ORDER)}
-        for type_url in sorted(conn.types, key=lambda t: (order.get(t, len(order)), t)):
+        for type_url in _in_send_order(conn.types):
             state = conn.types[type_url]
-            selected = snapshot.select(type_url, state.names)
-            version = version_of(selected)
+            version = snapshot.version(type_url, state.names)
             if not state.answer and version == state.sent_version:
                 continue
+            selected = snapshot.select(type_url, state.names)
             state.answer = False
-            state.sent_version = version
+            state.sent_version, state.sent = version, snapshot
             state.nonce = str(next(self._nonces))
             state.sent_at = time.monotonic()
             log.debug(
@@ -303,6 +359,40 @@ class AdsServer(ads_pb2_grpc.AggregatedDiscoveryServiceServicer):  # type: ignor
                 )
             )
         return out
+
+    def _delta_responses(
+        self, conn: Connection, snapshot: NodeSnapshot
+    ) -> list[discovery_pb2.DeltaDiscoveryResponse]:
+        out = []
+        for type_url in _in_send_order(conn.types):
+            state = conn.types[type_url]
+            names = delta.candidates(state.synced, snapshot, type_url, state.pending)
+            if names is not None and not names and not state.answer:
+                state.synced = snapshot
+                continue
+            nonce = str(next(self._nonces))
+            response = delta.response(type_url, state.names, state.known, names, snapshot, nonce)
+            state.synced, state.pending = snapshot, set()
+            if not response.resources and not response.removed_resources and not state.answer:
+                continue
+            state.answer = False
+            state.nonce, state.sent, state.sent_at = nonce, snapshot, time.monotonic()
+            response.control_plane.identifier = "gw"
+            log.debug(
+                "xds: sending %s (%d resources, %d removed) to %s",
+                type_url.removeprefix(_TYPE),
+                len(response.resources),
+                len(response.removed_resources),
+                conn.node_id,
+            )
+            out.append(response)
+        return out
+
+
+def _in_send_order(types: Iterable[str]) -> list[str]:
+    """Clusters before the listeners and routes that use them (see `SEND_ORDER`)."""
+    order = {t: i for i, t in enumerate(SEND_ORDER)}
+    return sorted(types, key=lambda t: (order.get(t, len(order)), t))
 
 
 def _push_failed(conn: Connection, error: Exception) -> None:

@@ -7,6 +7,7 @@ import time
 import yaml
 
 from gw.api import ResourceKey, ResourceRef, Secret, parse_document
+from gw.translator.clock import Clock
 from gw.translator.gateway.secrets import resolve_tls_secret
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -25,7 +26,7 @@ def resolve(*manifests: str, ref: str = "tls") -> tuple[object, ResourceReport]:
         referrer=USER,
         field="spec.sslConfig.secretRef",
         report=report,
-        now=time.time(),
+        clock=Clock(time.time()),
     )
     return found, report
 

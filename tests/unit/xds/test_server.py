@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 import pytest
@@ -30,21 +31,48 @@ def resources(*clusters: str, routes: tuple[str, ...] = ()) -> dict[str, dict[st
     }
 
 
-class Client:
-    def __init__(self, stub: ads_pb2_grpc.AggregatedDiscoveryServiceStub) -> None:
-        self.requests: asyncio.Queue[discovery_pb2.DiscoveryRequest | None] = asyncio.Queue()
-        self.call = stub.StreamAggregatedResources(self._iterate())
+class Stream:
+    """One ADS stream of a test client: requests queued, responses gathered as they come."""
+
+    def __init__(self, open_stream: Callable[[AsyncIterator[Any]], Any], node: str, role: str):
+        self.node, self.role = node, role
+        self.requests: asyncio.Queue[Any] = asyncio.Queue()
+        self.call = open_stream(self._iterate())
         self.first = True
-        self.responses: asyncio.Queue[discovery_pb2.DiscoveryResponse] = asyncio.Queue()
+        self.responses: asyncio.Queue[Any] = asyncio.Queue()
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
         async for response in self.call:
             await self.responses.put(response)
 
-    async def _iterate(self) -> AsyncIterator[discovery_pb2.DiscoveryRequest]:
+    async def _iterate(self) -> AsyncIterator[Any]:
         while (request := await self.requests.get()) is not None:
             yield request
+
+    async def put(self, request: Any, error: str | None) -> None:
+        """Send `request`; the first one carries the node, `error` makes it a NACK."""
+        if self.first:
+            metadata = struct_pb2.Struct()
+            metadata.update({"role": self.role})
+            request.node.id = self.node
+            request.node.metadata.CopyFrom(metadata)
+            self.first = False
+        if error is not None:
+            request.error_detail.CopyFrom(status_pb2.Status(code=3, message=error))
+        await self.requests.put(request)
+
+    async def receive(self, timeout: float = 5) -> Any:
+        return await asyncio.wait_for(self.responses.get(), timeout)
+
+    async def nothing(self, wait: float = 0.3) -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(self.responses.get(), wait)
+
+
+class Client(Stream):
+    def __init__(self, stub: ads_pb2_grpc.AggregatedDiscoveryServiceStub) -> None:
+        super().__init__(stub.StreamAggregatedResources, "test-node", ROLE)
 
     async def send(
         self,
@@ -57,22 +85,7 @@ class Client:
         request = discovery_pb2.DiscoveryRequest(
             type_url=type_url, resource_names=names, response_nonce=nonce, version_info=version
         )
-        if self.first:
-            metadata = struct_pb2.Struct()
-            metadata.update({"role": ROLE})
-            request.node.id = "test-node"
-            request.node.metadata.CopyFrom(metadata)
-            self.first = False
-        if error is not None:
-            request.error_detail.CopyFrom(status_pb2.Status(code=3, message=error))
-        await self.requests.put(request)
-
-    async def receive(self, timeout: float = 5) -> discovery_pb2.DiscoveryResponse:
-        return await asyncio.wait_for(self.responses.get(), timeout)
-
-    async def nothing(self, wait: float = 0.3) -> None:
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(self.responses.get(), wait)
+        await self.put(request, error)
 
 
 async def until(condition: Callable[[], object], timeout: float = 5) -> None:

@@ -71,16 +71,16 @@ def build_manager(
     route_config_name: str,
     http_filters: Sequence[hcm_pb2.HttpFilter],
     server_headers: Sequence[str] = (),
+    *,
+    scoped: bool = False,
 ) -> hcm_pb2.HttpConnectionManager:
     """The manager of one filter chain; `server_headers` are the request headers gw's own
-    servers set, which no client may send."""
+    servers set, which no client may send. `scoped`: routes come in shards chosen by the
+    `Host` (`shards.py`) instead of from the route configuration `route_config_name`."""
     http = listener.http
     out = HCM(
         stat_prefix=listener.name.replace(":", "_"),
         codec_type=HCM.CodecType.Value(http.codec_type),
-        rds=hcm_pb2.Rds(
-            config_source=names.ads_config_source(), route_config_name=route_config_name
-        ),
         http_filters=[host_check(), *http_filters],
         use_remote_address=wrappers_pb2.BoolValue(value=http.use_remote_address),
         xff_num_trusted_hops=http.xff_num_trusted_hops,
@@ -103,6 +103,14 @@ def build_manager(
         upgrade_configs=[HCM.UpgradeConfig(upgrade_type=u) for u in http.upgrades],
         common_http_protocol_options=_common_options(http),
     )
+    if scoped:
+        out.scoped_routes.CopyFrom(_scoped_routes(route_config_name))
+    else:
+        out.rds.CopyFrom(
+            hcm_pb2.Rds(
+                config_source=names.ads_config_source(), route_config_name=route_config_name
+            )
+        )
     for field, attribute in _TIMEOUTS:
         if (ms := getattr(http, attribute)) is not None:
             getattr(out, field).CopyFrom(duration(ms))
@@ -122,6 +130,20 @@ def build_manager(
     if http.leftmost_xff:
         _trust_every_forwarder(out)
     return out
+
+
+def _scoped_routes(name: str) -> hcm_pb2.ScopedRoutes:
+    """Scopes keyed by the `Host` without its port, and the shards they name, over ADS."""
+    builder = hcm_pb2.ScopedRoutes.ScopeKeyBuilder
+    host = builder.FragmentBuilder.HeaderValueExtractor(
+        name=":authority", element_separator=":", index=0
+    )
+    return hcm_pb2.ScopedRoutes(
+        name=name,
+        scope_key_builder=builder(fragments=[builder.FragmentBuilder(header_value_extractor=host)]),
+        rds_config_source=names.ads_config_source(),
+        scoped_rds=hcm_pb2.ScopedRds(scoped_rds_config_source=names.ads_config_source()),
+    )
 
 
 def host_check() -> hcm_pb2.HttpFilter:

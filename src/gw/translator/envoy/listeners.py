@@ -16,7 +16,7 @@ it ends itself. The manager itself is `envoy/hcm.py`; the HTTP filters of a chai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from envoy.config.core.v3 import address_pb2, base_pb2, socket_option_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
@@ -32,7 +32,7 @@ from google.protobuf import wrappers_pb2
 from gw.translator import ir
 from gw.translator.envoy import names, tls
 from gw.translator.envoy.access_log import build_access_logs
-from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.filters import HTTP_FILTERS, HttpFilter
 from gw.translator.envoy.hcm import build_manager
 from gw.translator.envoy.listener_filter import ListenerConfigured
 from gw.translator.envoy.packing import pack
@@ -40,10 +40,51 @@ from gw.translator.envoy.ratelimit import token_bucket
 from gw.translator.envoy.tcp import connection_limit, tcp_filter_chains
 
 
-def build_listener(
-    listener: ir.Listener, server_headers: Sequence[str] = ()
+def plain_listener(
+    listener: ir.Listener,
+    filters: Sequence[hcm_pb2.HttpFilter],
+    server_headers: Sequence[str] = (),
+    *,
+    scoped: bool = False,
 ) -> listener_pb2.Listener:
-    """`server_headers`: request headers gw's own servers set (see `envoy/hcm.py`)."""
+    """A plain listener: one chain whose manager runs `filters` (`builder.py` says which
+    the listener's virtual hosts need); `server_headers`: request headers gw's own servers
+    set (see `envoy/hcm.py`); `scoped`: routes in shards (`shards.py`)."""
+    manager = build_manager(
+        listener, listener.route_config_name, filters, server_headers, scoped=scoped
+    )
+    out = _shell(listener)
+    chain = listener_components_pb2.FilterChain(filters=[_filter(manager)])
+    _limit_connections(chain, listener)
+    _count_tcp(chain, listener)
+    out.filter_chains.append(chain)
+    return out
+
+
+def tls_listener(
+    listener: ir.Listener, chains: Iterable[listener_components_pb2.FilterChain]
+) -> listener_pb2.Listener:
+    """A TLS listener: the TLS inspector, then each virtual host's chain (`tls_chain`)."""
+    out = _shell(listener)
+    out.listener_filters.append(tls.tls_inspector())
+    out.filter_chains.extend(chains)
+    return out
+
+
+def tls_chain(
+    listener: ir.Listener, vhost: ir.VirtualHost, server_headers: Sequence[str] = ()
+) -> listener_components_pb2.FilterChain:
+    """A TLS virtual host's chain: its SNI names, its certificate, a manager of its own."""
+    name = tls.route_config_name(listener, vhost)
+    manager = build_manager(listener, name, http_filters([vhost], listener), server_headers)
+    chain = tls.filter_chain(vhost, _filter(manager))
+    _limit_connections(chain, listener)
+    _count_tcp(chain, listener)
+    return chain
+
+
+def _shell(listener: ir.Listener) -> listener_pb2.Listener:
+    """The listener without its filter chains: address and options."""
     out = listener_pb2.Listener(
         name=listener.name,
         address=_socket_address(listener.address, listener.port),
@@ -51,24 +92,28 @@ def build_listener(
         enable_reuse_port=wrappers_pb2.BoolValue(value=False),
     )
     _apply_options(out, listener.options)
-    if listener.tcp is not None or listener.matched:
-        chains = _layer4_chains(listener, server_headers)
-        tls_chains = [
-            c.filter_chain_match.server_names or c.HasField("transport_socket") for c in chains
-        ]
-        if any(tls_chains):
-            out.listener_filters.append(tls.tls_inspector())
-            # A client that sends nothing (the server speaks first) is no TLS client: after
-            # Envoy's wait for a ClientHello it goes to a plain chain rather than away.
-            if not all(tls_chains):
-                out.continue_on_listener_filters_timeout = True
-        for chain in chains:
-            _count_tcp(chain, listener)
-        out.filter_chains.extend(chains)
-        return out
-    if tls.is_tls(listener):
+    return out
+
+
+def layer4_listener(
+    listener: ir.Listener, server_headers: Sequence[str] = ()
+) -> listener_pb2.Listener:
+    """A TCP listener, or a hybrid one (parts matched by source, each HTTP or TCP): built
+    whole every time (`builder.py` reuses only plain and TLS HTTP listeners)."""
+    out = _shell(listener)
+    chains = _layer4_chains(listener, server_headers)
+    tls_chains = [
+        c.filter_chain_match.server_names or c.HasField("transport_socket") for c in chains
+    ]
+    if any(tls_chains):
         out.listener_filters.append(tls.tls_inspector())
-    out.filter_chains.extend(_http_chains(listener, server_headers))
+        # A client that sends nothing (the server speaks first) is no TLS client: after
+        # Envoy's wait for a ClientHello it goes to a plain chain rather than away.
+        if not all(tls_chains):
+            out.continue_on_listener_filters_timeout = True
+    for chain in chains:
+        _count_tcp(chain, listener)
+    out.filter_chains.extend(chains)
     return out
 
 
@@ -218,13 +263,19 @@ def http_filters(
     """The HTTP filters the given virtual hosts of `listener` need, in chain order."""
     chain = []
     for http_filter in HTTP_FILTERS:
-        if isinstance(http_filter, ListenerConfigured):
-            built = http_filter.for_listener(listener, vhosts)
-        else:
-            built = http_filter.listener_filter(vhosts)
+        built = listener_http_filter(http_filter, listener, vhosts)
         if built is not None:
             chain.append(built)
     return chain
+
+
+def listener_http_filter(
+    http_filter: HttpFilter, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
+) -> hcm_pb2.HttpFilter | None:
+    """One filter of `listener`'s chain (serving `vhosts`), or None when not needed."""
+    if isinstance(http_filter, ListenerConfigured):
+        return http_filter.for_listener(listener, vhosts)
+    return http_filter.listener_filter(vhosts)
 
 
 def _socket_address(address: str, port: int) -> address_pb2.Address:

@@ -12,13 +12,15 @@ ROUTE = _TYPE + "envoy.config.route.v3.RouteConfiguration"
 CLUSTER = _TYPE + "envoy.config.cluster.v3.Cluster"
 ENDPOINT = _TYPE + "envoy.config.endpoint.v3.ClusterLoadAssignment"
 SECRET = _TYPE + "envoy.extensions.transport_sockets.tls.v3.Secret"
+#: Scopes of a sharded listener's routes (`shards.py`).
+SCOPED_ROUTE = _TYPE + "envoy.config.route.v3.ScopedRouteConfiguration"
 #: Resolved AuthConfigs, served to the extauth servers (not to Envoy) as Structs.
 AUTH_CONFIG = _TYPE + "google.protobuf.Struct"
 #: RateLimitConfigs' descriptor trees, served to the rate-limit servers as Structs.
 RATE_LIMIT_CONFIG = _TYPE + "google.protobuf.Struct"
 
-#: The order Envoy asks for them (CDS, EDS, LDS, RDS, SDS); xDS dumps follow it.
-TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, ROUTE, SECRET)
+#: The order Envoy asks for them (CDS, EDS, LDS, SRDS, RDS, SDS); xDS dumps follow it.
+TYPE_URLS = (CLUSTER, ENDPOINT, LISTENER, SCOPED_ROUTE, ROUTE, SECRET)
 #: LDS and CDS are wildcard in SotW: every resource is sent and an absent one is deleted.
 WILDCARD_TYPE_URLS = frozenset({LISTENER, CLUSTER})
 

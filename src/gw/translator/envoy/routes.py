@@ -1,5 +1,6 @@
-"""IR virtual hosts and routes → Envoy RouteConfigurations: one per plain listener, one per
-virtual host (filter chain) on a TLS listener."""
+"""IR virtual hosts and routes → Envoy virtual hosts and routes (`builder.py` puts them in
+route configurations: one per plain listener, or its shards, and one per virtual host (filter
+chain) on a TLS listener)."""
 
 from __future__ import annotations
 
@@ -71,9 +72,18 @@ def build_route_configuration(
     options: ir.RouteConfigOptions | None = None,
 ) -> route_pb2.RouteConfiguration:
     protos = protos or VirtualHostProtos()
+    return route_configuration(name, [protos.build(v) for v in vhosts], options)
+
+
+def route_configuration(
+    name: str,
+    vhosts: Sequence[rc_pb2.VirtualHost],
+    options: ir.RouteConfigOptions | None = None,
+) -> route_pb2.RouteConfiguration:
+    """A route configuration of Envoy virtual hosts already built."""
     out = route_pb2.RouteConfiguration(
         name=name,
-        virtual_hosts=[protos.build(v) for v in vhosts],
+        virtual_hosts=vhosts,
         # Routes to a cluster that does not exist answer 503 instead of blocking the update.
         validate_clusters=wrappers_pb2.BoolValue(value=False),
     )

@@ -12,11 +12,12 @@ works on scopes of those two and returns them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 from gw import api
-from gw.api import ResourceKey
+from gw.api import Resource, ResourceKey
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
@@ -24,10 +25,16 @@ from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.gateway.install import declared_upstreams
 from gw.translator.gateway.servers import Servers
-from gw.translator.gateway.settings import control_plane_options
+from gw.translator.gateway.settings import RoutePolicy, control_plane_options, route_policy
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
 from gw.translator.reports import Reports
+
+#: For each listener name: the virtual hosts that left it and those that joined it.
+ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
+
+if TYPE_CHECKING:
+    from gw.translator.gateway.stagecache import ServerUse, StageCache
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,13 +44,20 @@ class BuildResult:
     #: Each resource's contribution as last accepted (for the next translation).
     accepted: Mapping[ResourceKey, Contribution]
     #: Every reference resolved (referrer, field, referent), dangling ones included.
-    references: tuple[Edge, ...]
+    references: Sequence[Edge]
     #: Every finding, by resource.
     reports: Reports
-    #: The hosts the next translation may reuse.
-    cache: HostCache
+    #: What the next translation may reuse (`stagecache.py`).
+    cache: StageCache
     #: Resources the install declared (`install.py`): translated, but not the user's.
     declared: frozenset[ResourceKey] = frozenset()
+    #: The resources whose findings may differ from the previous build's (None: any):
+    #: an incremental build (`incremental.py`) says which.
+    dirty: frozenset[ResourceKey] | None = None
+    #: With `dirty`: the proxies (by name) the dirty VirtualServices are served on, and
+    #: the virtual hosts that left and joined each listener.
+    landed: Mapping[ResourceKey, frozenset[str]] = field(default_factory=dict)
+    changes: ListenerChanges | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -55,7 +69,7 @@ class Build:
     options: Options
     #: Each resource's last accepted contribution, served while it is rejected.
     previous: Mapping[ResourceKey, Contribution]
-    #: The previous translation's hosts (`hostcache.py`).
+    #: The previous translation's memoised host builds (`hostcache.py`).
     cache: HostCache | None
     #: Resources whose current manifest does not parse.
     broken: frozenset[ResourceKey]
@@ -81,6 +95,12 @@ class Build:
     hosts: dict[ResourceKey, Contribution] = field(default_factory=dict)
     #: `build_virtual_services`: the hosts the next translation may reuse.
     host_cache: HostCache | None = None
+    #: `check_server_users`: each VirtualService's check against gw's own servers.
+    server_use: dict[ResourceKey, ServerUse] = field(default_factory=dict)
+    #: `check_domain_conflicts`: the (listener role, domain) pairs several hosts claim.
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    #: `propagate`: the resources other than VirtualServices rejected in the end.
+    closure: frozenset[ResourceKey] = frozenset()
     #: `choose`: each resource's contribution as served, fresh or last accepted, and
     #: which of them are fresh.
     accepted: dict[ResourceKey, Contribution] = field(default_factory=dict)
@@ -99,11 +119,16 @@ class Build:
         options: Options,
         previous: Mapping[ResourceKey, Contribution],
         cache: HostCache | None,
+        known: Mapping[ResourceKey, Resource] | None = None,
     ) -> Build:
+        """`known`: the resources of the last build, whose declared ones are reused when
+        equal (so that they are the very same objects)."""
         broken = frozenset(
             e.key for e in snapshot.errors if e.key is not None and e.key not in snapshot.resources
         )
-        declared = declared_upstreams(options, snapshot.resources.keys() | broken)
+        declared = declared_upstreams(options, _Taken(snapshot.resources, broken))
+        if known is not None:
+            declared = {k: _same(known.get(k), u) for k, u in declared.items()}
         if declared:  # the install's own Upstreams, read as if they were the user's
             snapshot = snapshot.with_resources(declared)
         return cls(
@@ -114,7 +139,7 @@ class Build:
             broken=broken,
             declared=frozenset(declared),
             reports=Reports(),
-            refs=Refs(snapshot.resources, set(broken)),
+            refs=Refs(snapshot.resources, set(broken), snapshot.keys_of_kind),
         )
 
     @property
@@ -122,6 +147,11 @@ class Build:
         """Settings `rbac.requireRbac`: a host without policies denies all."""
         rbac = self.settings.spec.rbac if self.settings is not None else None
         return bool(rbac and rbac.require_rbac)
+
+    @property
+    def route_policy(self) -> RoutePolicy:
+        """What the Settings say about routes (`invalidConfigPolicy`, direct destinations)."""
+        return route_policy(self.settings)
 
     @property
     def translate_empty_gateways(self) -> bool:
@@ -140,13 +170,30 @@ class Build:
             return not gloo.disable_grpc_web
         return not gloo.remove_unused_filters
 
-    def result(self) -> BuildResult:
-        assert self.host_cache is not None, "result() before the passes ran"
+    def result(self, cache: StageCache) -> BuildResult:
         return BuildResult(
             proxies=self.proxies,
             accepted=self.accepted,
             references=tuple(self.refs.edges),
             reports=self.reports,
-            cache=self.host_cache,
+            cache=cache,
             declared=self.declared,
         )
+
+
+class _Taken:
+    """The keys the user's resources hold, readable or not (without copying them)."""
+
+    def __init__(self, resources: Mapping[ResourceKey, Resource], broken: frozenset[ResourceKey]):
+        self._resources, self._broken = resources, broken
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._resources or key in self._broken
+
+
+R = TypeVar("R", bound=Resource)
+
+
+def _same(known: Resource | None, made: R) -> R:
+    """`known` when it equals `made` (the very object a cache recognises), else `made`."""
+    return known if isinstance(known, type(made)) and known == made else made

@@ -39,7 +39,7 @@ def choose_contributions(
         elif key in fresh:
             chosen[key] = fresh[key]
     while True:
-        held = {claim: key for key in fallback for claim in _claims(chosen[key])}
+        held = {claim: key for key in fallback for claim in claims_of(chosen[key])}
         clash = _first_clash(chosen, fallback, held)
         if clash is None:
             return chosen
@@ -69,7 +69,7 @@ def _report_clash(key: ResourceKey, claim: Claim, holder: ResourceKey, reports: 
         )
 
 
-def _claims(contribution: Contribution) -> Iterator[Claim]:
+def claims_of(contribution: Contribution) -> Iterator[Claim]:
     """(role, `domain`, domain) for each plain virtual host, (role, `sni`, name) for each
     SNI name of a TLS one."""
     for role, vhost in contribution.virtual_hosts:
@@ -87,7 +87,7 @@ def _first_clash(
     for key, contribution in sorted(chosen.items()):
         if key in fallback:
             continue
-        for claim in _claims(contribution):
+        for claim in claims_of(contribution):
             holder = held.get(claim)
             if holder is not None and holder != key:
                 return key, claim, holder

@@ -21,6 +21,7 @@ from typing import Any
 from gw import api
 from gw.api import ResourceKey
 from gw.snapshot import Snapshot
+from gw.translator import ir
 from gw.translator.gateway import (
     extauth,
     extproc,
@@ -35,19 +36,21 @@ from gw.translator.gateway import (
 )
 from gw.translator.gateway.authconfig import build_auth_configs
 from gw.translator.gateway.build import Build, BuildResult
-from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.fallback import choose_contributions
-from gw.translator.gateway.hostcache import HostCache, build_hosts
+from gw.translator.gateway.hostcache import build_hosts
 from gw.translator.gateway.optionrefs import check_option_resources
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import assemble, build_proxies
 from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
 from gw.translator.gateway.servers import ServerKind, check_server_use, resolve_servers
+from gw.translator.gateway.stagecache import ServerUse, StageCache
 from gw.translator.gateway.traffic import refuse_in_route_tables
 from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.gateway.upstreams import build_upstreams
 from gw.translator.options import Options
 from gw.translator.refs import propagate_rejections
+from gw.translator.reports import Reports
 
 Pass = Callable[[Build], None]
 
@@ -59,15 +62,31 @@ def build_proxy(
     snapshot: Snapshot,
     options: Options,
     previous: Mapping[ResourceKey, Contribution],
-    cache: HostCache | None = None,
+    cache: StageCache | None = None,
 ) -> BuildResult:
     """The Proxies for `snapshot` (the default one first), every resource's contribution as
-    last accepted, every reference resolved on the way, and the host cache for the next
-    translation; findings in `result.reports`."""
-    build = Build.start(snapshot, options, previous, cache)
-    for run in PASSES:
+    last accepted, every reference resolved on the way, and what the next translation may
+    reuse; findings in `result.reports`. With the previous translation's `cache`, only
+    what depends on what changed is redone when that can be told (`incremental.py`)."""
+    from gw.translator.gateway import incremental
+
+    if cache is not None:
+        done = incremental.update(cache, snapshot, options, previous)
+        if done is not None:
+            return done
+    build = Build.start(
+        snapshot,
+        options,
+        previous,
+        cache.hosts if cache is not None else None,
+        known=cache.resources if cache is not None else None,
+    )
+    for run in GLOBAL_PASSES:
         run(build)
-    return build.result()
+    after_globals = incremental.Checkpoint.of(build)
+    for run in HOST_PASSES:
+        run(build)
+    return build.result(incremental.cache_of(build, snapshot, after_globals))
 
 
 def report_input_errors(build: Build) -> None:
@@ -162,7 +181,7 @@ def build_virtual_services(build: Build) -> None:
         build.refs,
         build.reports,
         require_rbac=build.require_rbac,
-        route_policy=settings.route_policy(build.settings),
+        route_policy=build.route_policy,
         cache=build.cache,
     )
 
@@ -174,8 +193,8 @@ def place_virtual_hosts(build: Build) -> None:
 
 
 def check_domain_conflicts(build: Build) -> None:
-    conflicts = virtualhosts.check_domain_conflicts(build.hosts, build.reports)
-    placement.warn_domain_conflicts(conflicts, build.gateways, build.reports)
+    build.conflicts = virtualhosts.check_domain_conflicts(build.hosts, build.reports)
+    placement.warn_domain_conflicts(build.conflicts, build.gateways, build.reports)
 
 
 def check_sni_conflicts(build: Build) -> None:
@@ -184,9 +203,18 @@ def check_sni_conflicts(build: Build) -> None:
 
 
 def check_server_users(build: Build) -> None:
+    for vs in build.snapshot.of_kind(api.VirtualService):
+        use = build.server_use[vs.key] = server_use_of(build, vs)
+        build.reports.add(use.findings)
+        build.refs.add(use.edges)
+
+
+def server_use_of(build: Build, vs: api.VirtualService) -> ServerUse:
+    """One VirtualService's check against gw's own servers, as values."""
     settings = ResourceKey(api.Settings.KIND, build.options.namespace, install.SETTINGS_NAME)
-    virtual_services = build.snapshot.of_kind(api.VirtualService)
-    check_server_use(build.servers, virtual_services, build.refs, build.reports, settings)
+    refs, reports = build.refs.scope(), Reports()
+    check_server_use(build.servers, [vs], refs, reports, settings)
+    return ServerUse(findings=reports.findings(), edges=tuple(refs.edges))
 
 
 def add_direct_service_clusters(build: Build) -> None:
@@ -194,7 +222,11 @@ def add_direct_service_clusters(build: Build) -> None:
 
 
 def propagate(build: Build) -> None:
+    from gw.translator.gateway.incremental import outside_closure
+
+    closure = outside_closure(build.refs.edges, build.reports, build.reports.keys())
     propagate_rejections(build.refs, build.reports)
+    build.closure = closure
 
 
 def choose(build: Build) -> None:
@@ -205,8 +237,16 @@ def choose(build: Build) -> None:
 
 
 def assemble_proxy(build: Build) -> None:
-    build.whole, build.by_role = assemble(
-        build.accepted,
+    build.whole, build.by_role = assembled(build, build.accepted)
+
+
+def assembled(
+    build: Build, accepted: Mapping[ResourceKey, Contribution]
+) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
+    """`accepted` assembled as this build's (`incremental.py` gives only the contributions
+    that hold more than virtual hosts)."""
+    return assemble(
+        accepted,
         build.fresh,
         build.servers,
         build.snapshot,
@@ -225,7 +265,8 @@ def split_proxies(build: Build) -> None:
     build.proxies = build_proxies(build.whole, build.by_role, build.gateways)
 
 
-PASSES: tuple[Pass, ...] = (
+#: The passes over the resources that are not VirtualServices (which are few).
+GLOBAL_PASSES: tuple[Pass, ...] = (
     report_input_errors,  # manifests that do not parse: their resources are rejected
     read_settings,  # the Settings read: the user's over the install's
     check_settings,  # a warning per Settings field gw does not act on
@@ -235,6 +276,10 @@ PASSES: tuple[Pass, ...] = (
     build_upstream_clusters,  # Upstreams → clusters
     build_server_configs,  # AuthConfigs, RateLimitConfigs → what gw's servers are served
     check_shared_options,  # UpstreamGroups, VirtualHostOptions, RouteOptions, RouteTables
+)
+#: The passes from the VirtualServices on (`incremental.py` repeats them for a few; a
+#: pass added here must be added there too, or every translation is a full one).
+HOST_PASSES: tuple[Pass, ...] = (
     build_virtual_services,  # VirtualServices → virtual hosts, one at a time (cached)
     place_virtual_hosts,  # on the listeners of the gateways that select them
     check_domain_conflicts,  # one domain, two hosts on a listener: both rejected
@@ -248,3 +293,4 @@ PASSES: tuple[Pass, ...] = (
     warn_empty_gateways,  # gateways that select no host say so
     split_proxies,  # one Proxy per proxy name
 )
+PASSES = GLOBAL_PASSES + HOST_PASSES

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from gw.api import ResourceKey
@@ -103,14 +103,17 @@ def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:
 
 def build_proxies(
     whole: ir.Proxy,
-    by_role: Mapping[str, list[ir.VirtualHost]],
+    by_role: Mapping[str, Sequence[ir.VirtualHost]],
     gateways: tuple[GatewayListener, ...],
+    *,
+    ordered: bool = False,
 ) -> tuple[ir.Proxy, ...]:
     """`whole` holds every cluster, secret and AuthConfig, and is named as the default
-    proxy; the result has the default proxy first, then the others by name."""
+    proxy; the result has the default proxy first, then the others by name. `ordered`: the
+    virtual hosts of each role are already in served order (by name, stable)."""
     names = [whole.name]
     names += sorted({p for g in gateways for p in g.proxies} - {whole.name})
-    listeners = {name: _listeners(name, by_role, gateways) for name in names}
+    listeners = {name: _listeners(name, by_role, gateways, ordered) for name in names}
     if len(names) == 1:
         return (dataclasses.replace(whole, listeners=listeners[whole.name]),)
     uses = {name: _uses(listeners[name], whole.clusters) for name in names}
@@ -135,8 +138,9 @@ def build_proxies(
 
 def _listeners(
     proxy: str,
-    by_role: Mapping[str, list[ir.VirtualHost]],
+    by_role: Mapping[str, Sequence[ir.VirtualHost]],
     gateways: tuple[GatewayListener, ...],
+    ordered: bool,
 ) -> tuple[ir.Listener, ...]:
     out = []
     for g in gateways:
@@ -151,7 +155,7 @@ def _listeners(
                     name=g.name,
                     address=g.address,
                     port=g.port,
-                    virtual_hosts=tuple(sorted(vhosts, key=lambda v: v.name)),
+                    virtual_hosts=tuple(vhosts if ordered else sorted(vhosts, key=_name)),
                     gateway=g.source,
                     http=g.http,
                     options=g.options,
@@ -162,8 +166,12 @@ def _listeners(
     return tuple(out)
 
 
+def _name(vhost: ir.VirtualHost) -> str:
+    return vhost.name
+
+
 def _layer4_listener(
-    g: GatewayListener, by_role: Mapping[str, list[ir.VirtualHost]]
+    g: GatewayListener, by_role: Mapping[str, Sequence[ir.VirtualHost]]
 ) -> ir.Listener | None:
     """A TCP or hybrid gateway's listener; None when no part has a filter chain (a TLS
     HTTP part without TLS virtual hosts has none)."""

@@ -17,6 +17,7 @@ from gw import api
 from gw.api import ResourceKey, ResourceRef
 from gw.api.secret import TLS_TYPE
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -56,7 +57,7 @@ def resolve_tls_secret(
     referrer: ResourceKey,
     field: str,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
     require_key: bool = True,
 ) -> ir.TlsSecret | None:
     """The checked TLS material `ref` points at, or None after reporting why not.
@@ -76,7 +77,7 @@ def resolve_tls_secret(
         report.error(field, f"{where} is not a TLS secret: it needs {CERT_KEY} and {KEY_KEY}")
         return None
     return check_tls_material(
-        secret, where=where, field=field, report=report, now=now, require_key=require_key
+        secret, where=where, field=field, report=report, clock=clock, require_key=require_key
     )
 
 
@@ -86,7 +87,7 @@ def check_tls_material(
     where: str,
     field: str,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
     require_key: bool,
 ) -> ir.TlsSecret | None:
     cert_pem = secret.value(CERT_KEY) or ""
@@ -135,7 +136,7 @@ def check_tls_material(
         )
         return None
     not_after = leaf.not_valid_after_utc.timestamp()
-    if now is not None and not_after < now:
+    if clock.passed(not_after):
         report.warning(
             field,
             f"the certificate in {where} expired on "

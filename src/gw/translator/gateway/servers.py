@@ -136,8 +136,8 @@ def check_server_use(
         if settings is not None
         else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
     )
-    for r in servers.resolved:
-        for vs in virtual_services:
+    for vs in virtual_services:  # each one's findings and references together
+        for r in servers.resolved:
             missing = f"{r.kind.missing}: set {r.kind.field} in {where}"
             uses = [
                 (field, missing if r.server is None or r.server.cluster is None else None)

@@ -23,6 +23,7 @@ from gw.api.tcp import TcpGateway, TcpHost, TcpListenerOptions, TcpProxySettings
 from gw.api.tls import SslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.hcm import checked_ms
 from gw.translator.gateway.headers import headers_to_add
 from gw.translator.gateway.listener_options import build_connection_limit
@@ -147,7 +148,7 @@ def _tls(
             refuse_tls_fields(ssl, field, report, PASSTHROUGH)
         return None, names
     built = build_termination(
-        ssl, context.owner, (), context.snapshot, context.refs, report, context.now, field
+        ssl, context.owner, (), context.snapshot, context.refs, report, Clock(context.now), field
     )
     if built is None:
         return None, names

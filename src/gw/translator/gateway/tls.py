@@ -20,6 +20,7 @@ from gw.api.duration import duration_ms
 from gw.api.tls import SslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.secrets import resolve_tls_secret
 from gw.translator.gateway.tls_parameters import check_parameters
@@ -42,12 +43,12 @@ def build_tls(
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
 ) -> tuple[ir.TlsTermination, ir.TlsSecret] | None:
     """The TLS termination of `vs` and the secret it serves, or None after reporting why."""
     ssl = vs.spec.ssl_config
     assert ssl is not None
-    return build_termination(ssl, vs.key, domains, snapshot, refs, report, now)
+    return build_termination(ssl, vs.key, domains, snapshot, refs, report, clock)
 
 
 def build_termination(
@@ -57,7 +58,7 @@ def build_termination(
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
     field: str = FIELD,
 ) -> tuple[ir.TlsTermination, ir.TlsSecret] | None:
     """TLS terminated with `ssl` (at `field` of `owner`): its SNI names are `sniDomains`,
@@ -83,7 +84,7 @@ def build_termination(
                 "sslConfig needs secretRef: the TLS secret holding the certificate and key",
             )
     else:
-        secret = _secret(owner, ssl.secret_ref, snapshot, refs, report, now, field)
+        secret = _secret(owner, ssl.secret_ref, snapshot, refs, report, clock, field)
     server_names = _server_names(ssl, domains, report, field)
     termination = _termination(ssl, secret, server_names, report, field)
     if len(report.errors) > errors or secret is None or termination is None:
@@ -97,7 +98,7 @@ def _secret(
     snapshot: Snapshot,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
     ssl_field: str,
 ) -> ir.TlsSecret | None:
     field = f"{ssl_field}.secretRef"
@@ -112,7 +113,9 @@ def _secret(
             "fix its manifest",
         )
         return None
-    return resolve_tls_secret(ref, refs=refs, referrer=owner, field=field, report=report, now=now)
+    return resolve_tls_secret(
+        ref, refs=refs, referrer=owner, field=field, report=report, clock=clock
+    )
 
 
 def _termination(

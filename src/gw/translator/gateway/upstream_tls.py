@@ -25,6 +25,7 @@ from gw import api
 from gw.api.tls import SslParameters, UpstreamSslConfig
 from gw.api.upstream import StaticHost, StaticSpec
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.secrets import resolve_tls_secret
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -63,7 +64,7 @@ def build_upstream_tls(
     *,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
 ) -> tuple[ir.UpstreamTls | None, tuple[ir.TlsSecret, ...]]:
     """The upstream's TLS and the secrets it needs; (None, ()) for plain text or errors."""
     spec = upstream.spec
@@ -119,7 +120,7 @@ def build_ssl_config(
             referrer=referrer,
             field=f"{field}.secretRef",
             report=report,
-            now=now,
+            clock=clock,
             require_key=False,
         )
         if secret is not None:

@@ -24,6 +24,7 @@ from gw.api import ResourceKey, Upstream
 from gw.api.tls import UpstreamSslConfig
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.envoy.names import reserved_cluster_problem
 from gw.translator.gateway.aws import check_aws_upstream
 from gw.translator.gateway.azure import check_azure_upstream
@@ -114,7 +115,7 @@ def build_cluster(
         return None
     _refuse_unsupported_fields(upstream, report)
     grpc = service_spec_wants_http2(upstream, report)
-    tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, now=options.now)
+    tls, secrets = build_upstream_tls(upstream, refs=refs, report=report, clock=Clock(options.now))
     cluster = _located(upstream, refs, report)
     if cluster is None:
         return None

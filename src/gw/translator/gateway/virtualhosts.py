@@ -11,6 +11,7 @@ from gw.api import ResourceKey
 from gw.api.virtualservice import VirtualHostOptions
 from gw.snapshot import Snapshot
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import BuiltHost, Contribution, ListenerRole
 from gw.translator.gateway.cors import build_cors, merge_cors_policies
 from gw.translator.gateway.gateways import HTTP, HTTPS
@@ -26,7 +27,7 @@ from gw.translator.gateway.tls import build_tls
 from gw.translator.gateway.traffic import build_host_traffic
 from gw.translator.gateway.transform import build_transformations
 from gw.translator.options import Options
-from gw.translator.refs import Refs
+from gw.translator.refs import Reads, Refs
 from gw.translator.reports import Reports, ResourceReport
 
 _OPTIONS = "spec.virtualHost.options"
@@ -47,14 +48,20 @@ def build_host(
     *,
     require_rbac: bool = False,
     route_policy: RoutePolicy = DEFAULT_ROUTES,
+    reads: Reads | None = None,
+    clock: Clock | None = None,
 ) -> BuiltHost:
     """One VirtualService's contribution, with its findings and the references it resolved
     handed back as values: `refs` and `reports` are only read (whether a resource it uses
     is rejected). `require_rbac` (Settings `rbac.requireRbac`): a host without policies
-    denies all; `route_policy`: what the Settings say about routes."""
-    scoped_refs, scoped = refs.scope(), reports.scope()
+    denies all; `route_policy`: what the Settings say about routes. With `reads` (and a
+    recording `clock`), what the build looked at is recorded (`hostcache.py` reuses the
+    result while that is unchanged)."""
+    scoped_refs = refs.scope(reads)
+    scoped = reports.scope(reads.states if reads is not None else None)
+    clock = clock or Clock(options.now)
     contribution = _contribution(
-        vs, snapshot, options, scoped_refs, scoped, require_rbac, route_policy
+        vs, snapshot, options, scoped_refs, scoped, (require_rbac, route_policy), clock
     )
     return BuiltHost(
         vs=vs,
@@ -70,10 +77,12 @@ def _contribution(
     options: Options,
     refs: Refs,
     reports: Reports,
-    require_rbac: bool,
-    route_policy: RoutePolicy,
+    rules: tuple[bool, RoutePolicy],
+    clock: Clock,
 ) -> Contribution | None:
-    """The host on the built-in listener it belongs to: `http`, or `https` with its TLS."""
+    """The host on the built-in listener it belongs to: `http`, or `https` with its TLS
+    (`rules`: Settings' `requireRbac` and route policy)."""
+    require_rbac, route_policy = rules
     built = build_virtual_host(
         vs, refs, reports, require_rbac=require_rbac, route_policy=route_policy
     )
@@ -86,7 +95,7 @@ def _contribution(
         return Contribution(
             virtual_hosts=((HTTP, served),), rate_limit_configs=basic_configs(built)
         )
-    tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), options.now)
+    tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), clock)
     if tls is None:
         return None
     termination, secret = tls

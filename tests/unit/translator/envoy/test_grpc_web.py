@@ -9,8 +9,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 )
 
 from gw.translator import ir
-from gw.translator.envoy.grpc_web import where_grpc_can_reach
-from gw.translator.envoy.listeners import build_listener
+from gw.translator.envoy import build_xds, names
 
 SOURCE = ir.SourceRef(kind="Upstream", namespace="default", name="x")
 
@@ -39,7 +38,10 @@ def _listener(*clusters: str, grpc_web: bool = True) -> ir.Listener:
 
 
 def _filters(listener: ir.Listener, clusters: list[ir.Cluster]) -> list[str]:
-    built = build_listener(where_grpc_can_reach(listener, clusters))
+    proxy = ir.Proxy(
+        name="gateway-proxy", namespace="gw-system", listeners=(listener,), clusters=tuple(clusters)
+    )
+    built = build_xds(proxy).of(names.LISTENER)[listener.name]
     hcm = hcm_pb2.HttpConnectionManager()
     built.filter_chains[0].filters[0].typed_config.Unpack(hcm)
     return [f.name for f in hcm.http_filters]

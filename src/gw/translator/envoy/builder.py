@@ -1,0 +1,424 @@
+"""`XdsBuilder`: each proxy's xDS built again from the last build, redoing what changed.
+
+Stage 2 is a function of the Proxy IR; the builder only decides what it can take from the
+previous translation's build instead of making it again:
+
+- a virtual host's Envoy message, while the IR virtual host is the very same object
+  (stage 1 hands back the same object for a VirtualService that did not change);
+- a listener's HTTP filters: each filter of `filters.HTTP_FILTERS` depends only on the
+  virtual hosts that use it (`uses`: those for which the filter built for them alone
+  differs from the filter built for none), so a filter is built again only when a virtual
+  host that left or joined the listener uses it;
+- a listener and its connection manager, while its settings and filters are the same;
+- the route configuration of a plain listener while its virtual hosts are the same; of a
+  sharded one (`shards.py`), every shard that no virtual host left or joined, and every
+  host name's scope;
+- a TLS listener's filter chain and route configuration of each virtual host, while the
+  virtual host is the same object;
+- clusters, while the IR cluster is the same object.
+
+What left and joined each listener comes from stage 1 (`ListenerChanges`); without it the
+builder compares the listener's virtual hosts with the last build's (a pass over them,
+still building only what is new). A builder is made from the previous translation's and
+never changes it, so the cache of any earlier translation stays valid.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from envoy.config.listener.v3 import listener_components_pb2 as lc_pb2
+from envoy.config.listener.v3 import listener_pb2
+from envoy.config.route.v3 import route_components_pb2 as rc_pb2
+from envoy.config.route.v3 import route_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+from google.protobuf.message import Message
+
+from gw.translator import ir
+from gw.translator.envoy import names, shards, tls
+from gw.translator.envoy.clusters import build_cluster, build_load_assignment
+from gw.translator.envoy.extauth import server_headers
+from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.grpc_web import where_grpc_can_reach
+from gw.translator.envoy.listeners import (
+    layer4_listener,
+    listener_http_filter,
+    plain_listener,
+    tls_chain,
+    tls_listener,
+)
+from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
+from gw.translator.envoy.routes import (
+    build_route_configurations,
+    build_virtual_host,
+    route_configuration,
+)
+from gw.translator.envoy.secrets import build_secrets
+from gw.translator.envoy.xds import Messages, Xds
+
+#: For each listener name: the virtual hosts that left it and those that joined it.
+ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
+Changes = tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]
+#: A virtual host and its message.
+Built = tuple[ir.VirtualHost, rc_pb2.VirtualHost]
+
+
+def uses(vhost: ir.VirtualHost) -> frozenset[int]:
+    """The filters (by position in `HTTP_FILTERS`) `vhost` needs on its listener."""
+    return frozenset(
+        i for i, f in enumerate(HTTP_FILTERS) if f.listener_filter((vhost,)) != _none(i)
+    )
+
+
+_NONE: list[hcm_pb2.HttpFilter | None] = []
+
+
+def _none(index: int) -> hcm_pb2.HttpFilter | None:
+    """Filter `index` as built for no virtual host (the same every time: kept)."""
+    if not _NONE:
+        _NONE.extend(f.listener_filter(()) for f in HTTP_FILTERS)
+    return _NONE[index]
+
+
+@dataclass(slots=True)
+class _Plain:
+    """What the builder keeps of one plain listener."""
+
+    listener: ir.Listener
+    stripped: tuple[str, ...]
+    #: Each filter as built for the listener's virtual hosts (None: not needed).
+    filters: list[hcm_pb2.HttpFilter | None]
+    message: listener_pb2.Listener
+    routes: dict[str, route_pb2.RouteConfiguration] = field(default_factory=dict)
+    #: Unsharded: each virtual host's message, by id.
+    protos: dict[int, Built] = field(default_factory=dict)
+    #: How many virtual hosts have a domain that is not an exact host name.
+    inexact: int = 0
+    #: Sharded: the shard count, each shard's virtual hosts (by name), each host name's
+    #: number of virtual hosts, the scopes.
+    count: int = 0
+    shards: dict[int, list[Built]] = field(default_factory=dict)
+    hosts: dict[str, int] = field(default_factory=dict)
+    scopes: Messages = field(default_factory=Messages)
+
+
+@dataclass(slots=True)
+class _Tls:
+    """What the builder keeps of one TLS listener: each virtual host's chain and routes."""
+
+    shell: ir.Listener
+    stripped: tuple[str, ...]
+    chains: dict[int, tuple[ir.VirtualHost, lc_pb2.FilterChain, route_pb2.RouteConfiguration]]
+
+
+class XdsBuilder:
+    """Builds each proxy's xDS, reusing what the previous translation's builder made."""
+
+    def __init__(
+        self, previous: XdsBuilder | None = None, shard_from: int = shards.SHARD_FROM
+    ) -> None:
+        self.shard_from = shard_from
+        self._plain_before = previous._plain if previous is not None else {}
+        self._tls_before = previous._tls if previous is not None else {}
+        self._clusters_before = previous._clusters if previous is not None else {}
+        self._plain: dict[tuple[str, str], _Plain] = {}
+        self._tls: dict[tuple[str, str], _Tls] = {}
+        self._clusters: dict[int, tuple[ir.Cluster, list[tuple[str, Message]]]] = {}
+        self._rewrites_before = previous._rewrites if previous is not None else {}
+        self._rewrites: dict[int, tuple[ir.VirtualHost, frozenset[str]]] = {}
+
+    def build(self, proxy: ir.Proxy, changes: ListenerChanges | None = None) -> Xds:
+        out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
+        stripped = server_headers(proxy.auth_configs)
+        scopes: list[Messages] = []
+        for listener in proxy.listeners:
+            listener = where_grpc_can_reach(listener, proxy.clusters)  # gRPC-Web if it can work
+            if listener.tcp is not None or listener.matched:  # TCP or hybrid: built whole
+                out[names.LISTENER][listener.name] = layer4_listener(listener, stripped)
+                for routes in build_route_configurations(listener):
+                    out[names.ROUTE][routes.name] = routes
+                continue
+            key = (proxy.role, listener.name)
+            given = changes.get(listener.name) if changes is not None else None
+            state = self._again(key, listener, stripped, given)
+            if state is None and tls.is_tls(listener):
+                done = self._tls[key] = self._tls_listener(key, listener, stripped)
+                out[names.LISTENER][listener.name] = _tls_message(listener, done)
+                for _, _, routes in done.chains.values():
+                    out[names.ROUTE][routes.name] = routes
+                continue
+            if state is None:
+                state = self._new(listener, stripped, self._plain_before.get(key))
+            self._plain[key] = state
+            out[names.LISTENER][listener.name] = state.message
+            out[names.ROUTE].update(state.routes)
+            if state.count:
+                scopes.append(state.scopes)
+        for cluster in proxy.clusters:
+            for type_url, message in self._cluster(cluster):
+                out[type_url][cluster.name] = message
+        clusters = out[names.CLUSTER]
+        for name in self._auto_rewritten(proxy) & clusters.keys():
+            clusters[name] = _named_endpoints(clusters[name])
+        for secret in proxy.secrets:
+            for resource in build_secrets(secret):
+                out[names.SECRET][resource.name] = resource
+        for http_filter in HTTP_FILTERS:
+            for type_url, name, resource in http_filter.resources(proxy):
+                out[type_url][name] = resource
+        resources: dict[str, Mapping[str, Message]] = {t: Messages(r) for t, r in out.items()}
+        resources[names.SCOPED_ROUTE] = _all_scopes(scopes)
+        return Xds(resources)
+
+    # -- plain listeners ------------------------------------------------------------------
+
+    def _again(
+        self,
+        key: tuple[str, str],
+        listener: ir.Listener,
+        stripped: tuple[str, ...],
+        changes: Changes | None,
+    ) -> _Plain | None:
+        """The last build's plain listener with what changed; None when it must be built
+        anew (new settings, many changes, a TLS host, another shard count)."""
+        before = self._plain_before.get(key)
+        if before is None or before.stripped != stripped:
+            return None
+        if before.listener is listener:
+            return before
+        if not _same_shell(before.listener, listener):
+            return None
+        vhosts = listener.virtual_hosts
+        left, joined = (
+            changes if changes is not None else _diff(before.listener.virtual_hosts, vhosts)
+        )
+        if len(left) + len(joined) > len(vhosts) // 4 + 16 or any(v.tls for v in joined):
+            return None  # as cheap to build it all
+        inexact = before.inexact + _inexact(joined) - _inexact(left)
+        count = _count(len(vhosts), inexact, self.shard_from)
+        if count != before.count:
+            return None
+        filters = list(before.filters)
+        for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
+            filters[i] = listener_http_filter(HTTP_FILTERS[i], listener, vhosts)
+        message = before.message
+        if filters != before.filters:
+            message = _message(listener, filters, stripped, bool(count))
+        state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
+        if count:
+            _reshard(state, before, left, joined)
+        else:
+            state.protos = _protos(vhosts, before.protos)
+            state.routes = _routes(listener, state.protos)
+        return state
+
+    def _new(
+        self, listener: ir.Listener, stripped: tuple[str, ...], before: _Plain | None
+    ) -> _Plain:
+        vhosts = listener.virtual_hosts
+        filters = [listener_http_filter(f, listener, vhosts) for f in HTTP_FILTERS]
+        inexact = _inexact(vhosts)
+        count = _count(len(vhosts), inexact, self.shard_from)
+        message = _message(listener, filters, stripped, bool(count))
+        state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
+        known = _known(before)
+        if count:
+            for host, found in shards.hosts_count(vhosts).items():
+                state.hosts[host] = found
+            for shard, members in shards.members(vhosts, count).items():
+                state.shards[shard] = [_built(v, known) for v in members]
+                name = shards.shard_name(listener, shard)
+                state.routes[name] = _configuration(
+                    name, state.shards[shard], listener.route_options
+                )
+            state.scopes = Messages(
+                {
+                    shards.scope_name(listener, h): shards.scope(listener, h, count)
+                    for h in state.hosts
+                }
+            )
+        else:
+            state.protos = _protos(vhosts, known)
+            state.routes = _routes(listener, state.protos)
+        return state
+
+    # -- TLS listeners, clusters ----------------------------------------------------------
+
+    def _tls_listener(
+        self, key: tuple[str, str], listener: ir.Listener, stripped: tuple[str, ...]
+    ) -> _Tls:
+        before = self._tls_before.get(key)
+        shell = dataclasses.replace(listener, virtual_hosts=())
+        reuse = before is not None and before.shell == shell and before.stripped == stripped
+        chains = {}
+        for vhost in listener.virtual_hosts:
+            found = before.chains.get(id(vhost)) if before is not None and reuse else None
+            if found is None or found[0] is not vhost:
+                name = tls.route_config_name(listener, vhost)
+                routes = _configuration(
+                    name, [(vhost, build_virtual_host(vhost))], listener.route_options
+                )
+                found = (vhost, tls_chain(listener, vhost, stripped), routes)
+            chains[id(vhost)] = found
+        return _Tls(shell, stripped, chains)
+
+    def _auto_rewritten(self, proxy: ir.Proxy) -> set[str]:
+        """`rewrite.auto_rewritten_clusters`, each virtual host's share kept while it is
+        the same object."""
+        out: set[str] = set()
+        for listener in proxy.listeners:
+            for vhost in listener.virtual_hosts:
+                found = self._rewrites_before.get(id(vhost))
+                if found is None or found[0] is not vhost:
+                    one = ir.Listener(name="", address="", port=0, virtual_hosts=(vhost,))
+                    shell = dataclasses.replace(proxy, listeners=(one,))
+                    found = (vhost, frozenset(auto_rewritten_clusters(shell)))
+                self._rewrites[id(vhost)] = found
+                out |= found[1]
+        return out
+
+    def _cluster(self, cluster: ir.Cluster) -> list[tuple[str, Message]]:
+        known = self._clusters_before.get(id(cluster))
+        if known is not None and known[0] is cluster:
+            built = known[1]
+        else:
+            built = [(names.CLUSTER, build_cluster(cluster))]
+            if cluster.discovery == "eds":
+                built.append((names.ENDPOINT, build_load_assignment(cluster)))
+        self._clusters[id(cluster)] = (cluster, built)
+        return built
+
+
+def _count(vhosts: int, inexact: int, shard_from: int) -> int:
+    """A listener's shard count (0: not sharded)."""
+    return shards.shard_count(vhosts) if shards.shardable(vhosts, inexact, shard_from) else 0
+
+
+def _inexact(vhosts: Sequence[ir.VirtualHost]) -> int:
+    return sum(not shards.exact_host(v) for v in vhosts)
+
+
+def _reshard(
+    state: _Plain, before: _Plain, left: Sequence[ir.VirtualHost], joined: Sequence[ir.VirtualHost]
+) -> None:
+    """A sharded listener's shards and scopes after `left` left and `joined` joined."""
+    listener, count = state.listener, state.count
+    state.hosts, state.shards = dict(before.hosts), dict(before.shards)
+    changed: dict[int, list[Built]] = {}
+    gone, new = set(), set()
+    for vhost in left:
+        for host in shards.hosts_of(vhost):
+            state.hosts[host] -= 1
+            if not state.hosts[host]:
+                del state.hosts[host]
+                gone.add(host)
+        for shard in {shards.shard_of(h, count) for h in shards.hosts_of(vhost)}:
+            members = changed.setdefault(shard, list(state.shards[shard]))
+            del members[next(i for i, m in enumerate(members) if m[0] is vhost)]
+    for vhost in joined:
+        built = (vhost, build_virtual_host(vhost))
+        for host in shards.hosts_of(vhost):
+            if host not in state.hosts:
+                new.add(host)
+            state.hosts[host] = state.hosts.get(host, 0) + 1
+        for shard in {shards.shard_of(h, count) for h in shards.hosts_of(vhost)}:
+            members = changed.setdefault(shard, list(state.shards.get(shard, ())))
+            members.insert(bisect.bisect_right(members, vhost.name, key=_name_of), built)
+    state.routes = dict(before.routes)
+    for shard, members in changed.items():
+        name = shards.shard_name(listener, shard)
+        if members:
+            state.shards[shard] = members
+            state.routes[name] = _configuration(name, members, listener.route_options)
+        else:
+            del state.shards[shard]
+            del state.routes[name]
+    put = {shards.scope_name(listener, h): shards.scope(listener, h, count) for h in new - gone}
+    removed = [shards.scope_name(listener, h) for h in gone - new]
+    state.scopes = before.scopes.changed(put, removed) if put or removed else before.scopes
+
+
+def _name_of(built: Built) -> str:
+    return built[0].name
+
+
+def _all_scopes(scopes: list[Messages]) -> Messages:
+    """The scopes of every sharded listener, in name order (each listener's names share a
+    prefix, so one listener's are together)."""
+    if len(scopes) == 1:
+        return scopes[0]
+    merged: dict[str, Message] = {}
+    for each in scopes:
+        merged.update(each)
+    return Messages(merged)
+
+
+def _same_shell(one: ir.Listener, two: ir.Listener) -> bool:
+    """The same listener but for its virtual hosts."""
+    return dataclasses.replace(one, virtual_hosts=()) == dataclasses.replace(two, virtual_hosts=())
+
+
+def _diff(before: Sequence[ir.VirtualHost], now: Sequence[ir.VirtualHost]) -> Changes:
+    """The virtual hosts (by identity) that left and joined."""
+    old = {id(v): v for v in before}
+    new = {id(v): v for v in now}
+    return [v for k, v in old.items() if k not in new], [v for k, v in new.items() if k not in old]
+
+
+def _message(
+    listener: ir.Listener,
+    filters: Sequence[hcm_pb2.HttpFilter | None],
+    stripped: tuple[str, ...],
+    scoped: bool,
+) -> listener_pb2.Listener:
+    chain = [f for f in filters if f is not None]
+    return plain_listener(listener, chain, stripped, scoped=scoped)
+
+
+def _known(before: _Plain | None) -> dict[int, Built]:
+    if before is None:
+        return {}
+    if not before.count:
+        return before.protos
+    return {id(b[0]): b for members in before.shards.values() for b in members}
+
+
+def _built(vhost: ir.VirtualHost, known: Mapping[int, Built]) -> Built:
+    found = known.get(id(vhost))
+    return found if found is not None and found[0] is vhost else (vhost, build_virtual_host(vhost))
+
+
+def _protos(vhosts: Sequence[ir.VirtualHost], known: Mapping[int, Built]) -> dict[int, Built]:
+    return {id(v): _built(v, known) for v in vhosts}
+
+
+def _routes(
+    listener: ir.Listener, protos: Mapping[int, Built]
+) -> dict[str, route_pb2.RouteConfiguration]:
+    name = listener.route_config_name
+    vhosts = [protos[id(v)] for v in listener.virtual_hosts]
+    return {name: _configuration(name, vhosts, listener.route_options)}
+
+
+def _configuration(
+    name: str, vhosts: Sequence[Built], options: ir.RouteConfigOptions | None
+) -> route_pb2.RouteConfiguration:
+    return route_configuration(name, [b[1] for b in vhosts], options)
+
+
+def _named_endpoints(cluster: Message) -> Message:
+    """A static cluster's copy whose endpoints are named by their address
+    (`autoHostRewrite`); the cached message itself is never changed."""
+    named = type(cluster)()
+    named.CopyFrom(cluster)
+    name_static_endpoints({"": named}, [""])
+    return named
+
+
+def _tls_message(listener: ir.Listener, state: _Tls) -> listener_pb2.Listener:
+    return tls_listener(listener, (chain for _, chain, _ in state.chains.values()))

@@ -1,0 +1,191 @@
+"""`StageCache`: what stage 1 keeps from one translation for the next, so that an edit of a
+few VirtualServices redoes only what depends on them (`incremental.py`).
+
+Besides the memoised host builds (`hostcache.py`), it keeps what the passes made of each
+VirtualService (placed on its listeners, its server checks), the final findings, the
+contributions chosen, and three indexes kept up to date from one translation to the next
+(`Shared`): which VirtualServices claim each domain or SNI name on a listener (`Claims`:
+hosts that claim one can only affect each other), the virtual hosts of each listener in
+the order they are served (`Listing`), and who refers to whom (`referrers`). The indexes
+are changed in place; each names the cache it describes (`owner`), and an older cache
+finds it is no longer the owner and is not used incrementally.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gw.api import Resource, ResourceKey
+from gw.api.status import State
+from gw.snapshot import InputError, Token
+from gw.translator import ir
+from gw.translator.gateway.contribution import Contribution, ListenerRole
+from gw.translator.gateway.fallback import Claim, claims_of
+from gw.translator.gateway.hostcache import HostCache
+from gw.translator.refs import Edge
+from gw.translator.reports import Findings, Reports
+
+
+@dataclass(frozen=True, slots=True)
+class ServerUse:
+    """One VirtualService's check against gw's own servers (`servers.check_server_use`)."""
+
+    findings: Findings
+    edges: tuple[Edge, ...]
+
+
+@dataclass(slots=True)
+class Claims:
+    """Claim (listener role, domain or SNI, value) → the VirtualServices holding it (fresh
+    or last accepted); and each one's claims."""
+
+    by_claim: dict[Claim, set[ResourceKey]] = field(default_factory=dict)
+    by_key: dict[ResourceKey, frozenset[Claim]] = field(default_factory=dict)
+
+    def hold(self, key: ResourceKey, claims: frozenset[Claim]) -> None:
+        old = self.by_key.get(key, frozenset())
+        if old == claims:
+            return
+        for claim in old - claims:
+            holders = self.by_claim[claim]
+            holders.discard(key)
+            if not holders:
+                del self.by_claim[claim]
+        for claim in claims - old:
+            self.by_claim.setdefault(claim, set()).add(key)
+        if claims:
+            self.by_key[key] = claims
+        else:
+            self.by_key.pop(key, None)
+
+    def neighbours(self, keys: Iterable[ResourceKey]) -> set[ResourceKey]:
+        """`keys` and every VirtualService linked to them through shared claims."""
+        out = set(keys)
+        todo = list(out)
+        while todo:
+            for claim in self.by_key.get(todo.pop(), ()):
+                holders = self.by_claim[claim]
+                if len(holders) > 1:
+                    for other in holders - out:
+                        out.add(other)
+                        todo.append(other)
+        return out
+
+
+#: Where a virtual host is served on its listener (`proxies.assemble` then `_listeners`):
+#: by name, then fresh ones first, then by resource.
+Entry = tuple[str, bool, ResourceKey]
+
+
+@dataclass(slots=True)
+class Listing:
+    """Each listener role's virtual hosts in served order (`vhosts`, with their places in
+    `places`), and each resource's."""
+
+    places: dict[ListenerRole, list[Entry]] = field(default_factory=dict)
+    vhosts: dict[ListenerRole, list[ir.VirtualHost]] = field(default_factory=dict)
+    of_key: dict[ResourceKey, tuple[tuple[ListenerRole, Entry], ...]] = field(default_factory=dict)
+
+    def place(
+        self, key: ResourceKey, entries: tuple[tuple[ListenerRole, Entry, ir.VirtualHost], ...]
+    ) -> list[tuple[ListenerRole, ir.VirtualHost, bool]]:
+        """`key`'s virtual hosts (its old ones gone); what left (False) and joined (True)."""
+        moved: list[tuple[ListenerRole, ir.VirtualHost, bool]] = []
+        for role, place in self.of_key.pop(key, ()):
+            places, vhosts = self.places[role], self.vhosts[role]
+            at = bisect.bisect_left(places, place)
+            moved.append((role, vhosts[at], False))
+            del places[at], vhosts[at]
+            if not places:
+                del self.places[role], self.vhosts[role]
+        for role, place, vhost in entries:
+            places = self.places.setdefault(role, [])
+            at = bisect.bisect_left(places, place)
+            places.insert(at, place)
+            self.vhosts.setdefault(role, []).insert(at, vhost)
+            moved.append((role, vhost, True))
+        if entries:
+            self.of_key[key] = tuple((role, place) for role, place, _ in entries)
+        return moved
+
+
+@dataclass(slots=True)
+class Shared:
+    """The indexes successive caches share (see the module)."""
+
+    owner: object = None
+    claims: Claims = field(default_factory=Claims)
+    listing: Listing = field(default_factory=Listing)
+    #: Referent → the VirtualServices whose own references name it.
+    referrers: dict[ResourceKey, set[ResourceKey]] = field(default_factory=dict)
+    #: Each VirtualService's own referents.
+    referents: dict[ResourceKey, frozenset[ResourceKey]] = field(default_factory=dict)
+
+    def refer(self, key: ResourceKey, edges: Iterable[Edge]) -> None:
+        new = frozenset(e.referent for e in edges if e.referrer == key)
+        old = self.referents.get(key, frozenset())
+        for referent in old - new:
+            found = self.referrers[referent]
+            found.discard(key)
+            if not found:
+                del self.referrers[referent]
+        for referent in new - old:
+            self.referrers.setdefault(referent, set()).add(key)
+        if new:
+            self.referents[key] = new
+        else:
+            self.referents.pop(key, None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageCache:
+    hosts: HostCache
+    #: The snapshot built (its lineage token, its resources and input errors).
+    token: Token
+    resources: Mapping[ResourceKey, Resource]
+    errors: tuple[InputError, ...]
+    #: What every VirtualService's passes read besides itself (options, servers, gateways).
+    fingerprint: tuple[Any, ...]
+    #: The state of each resource other than a VirtualService after the global passes,
+    #: and those rejected in the end.
+    states: Mapping[ResourceKey, State]
+    closure: frozenset[ResourceKey]
+    #: Per VirtualService: its contribution placed on its listeners, its server check.
+    placed: Mapping[ResourceKey, Contribution]
+    server_use: Mapping[ResourceKey, ServerUse]
+    #: The (listener role, domain) pairs claimed by several VirtualServices.
+    conflicts: tuple[tuple[str, str], ...]
+    #: The contributions chosen (the result's `accepted`), those that differ from the
+    #: `previous` given, and the fresh ones.
+    accepted: Mapping[ResourceKey, Contribution]
+    changed: frozenset[ResourceKey]
+    fresh: frozenset[ResourceKey]
+    #: VirtualServices whose chosen contribution holds more than virtual hosts.
+    extras: frozenset[ResourceKey]
+    #: VirtualServices whose build has findings or references on other resources.
+    foreign: frozenset[ResourceKey]
+    #: The resources that are not VirtualServices with a report or a contribution, and
+    #: the ones the install declared.
+    others: frozenset[ResourceKey]
+    declared: frozenset[ResourceKey]
+    reports: Reports
+    #: The references the passes before the VirtualServices recorded.
+    edges: tuple[Edge, ...]
+    shared: Shared
+
+    def current(self) -> bool:
+        """Whether the shared indexes describe this cache (it is the latest one)."""
+        return self.shared.owner is self
+
+
+def claims_of_key(placed: Contribution | None, previous: Contribution | None) -> frozenset[Claim]:
+    """What a VirtualService claims, fresh or as last accepted (the hosts it may clash
+    with are among those claiming the same)."""
+    out: set[Claim] = set()
+    for contribution in (placed, previous):
+        if contribution is not None:
+            out.update(claims_of(contribution))
+    return frozenset(out)
