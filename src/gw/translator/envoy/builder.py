@@ -42,6 +42,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names, shards, tls
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
+from gw.translator.envoy.dynamicforwardproxy import retarget
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.grpc_web import where_grpc_can_reach
@@ -233,9 +234,7 @@ class XdsBuilder:
             for shard, members in shards.members(vhosts, count).items():
                 state.shards[shard] = [_built(v, known) for v in members]
                 name = shards.shard_name(listener, shard)
-                state.routes[name] = _configuration(
-                    name, state.shards[shard], listener.route_options
-                )
+                state.routes[name] = _configuration(name, state.shards[shard], listener)
             state.scopes = Messages(
                 {
                     shards.scope_name(listener, h): shards.scope(listener, h, count)
@@ -260,9 +259,7 @@ class XdsBuilder:
             found = before.chains.get(id(vhost)) if before is not None and reuse else None
             if found is None or found[0] is not vhost:
                 name = tls.route_config_name(listener, vhost)
-                routes = _configuration(
-                    name, [(vhost, build_virtual_host(vhost))], listener.route_options
-                )
+                routes = _configuration(name, [(vhost, build_virtual_host(vhost))], listener)
                 found = (vhost, tls_chain(listener, vhost, stripped), routes)
             chains[id(vhost)] = found
         return _Tls(shell, stripped, chains)
@@ -334,7 +331,7 @@ def _reshard(
         name = shards.shard_name(listener, shard)
         if members:
             state.shards[shard] = members
-            state.routes[name] = _configuration(name, members, listener.route_options)
+            state.routes[name] = _configuration(name, members, listener)
         else:
             del state.shards[shard]
             del state.routes[name]
@@ -402,13 +399,16 @@ def _routes(
 ) -> dict[str, route_pb2.RouteConfiguration]:
     name = listener.route_config_name
     vhosts = [protos[id(v)] for v in listener.virtual_hosts]
-    return {name: _configuration(name, vhosts, listener.route_options)}
+    return {name: _configuration(name, vhosts, listener)}
 
 
 def _configuration(
-    name: str, vhosts: Sequence[Built], options: ir.RouteConfigOptions | None
+    name: str, vhosts: Sequence[Built], listener: ir.Listener
 ) -> route_pb2.RouteConfiguration:
-    return route_configuration(name, [b[1] for b in vhosts], options)
+    """A route configuration of `listener` (its `routeOptions`; its dynamically forwarded
+    routes sent to its own forward proxy cluster when it has settings of its own)."""
+    config = route_configuration(name, [b[1] for b in vhosts], listener.route_options)
+    return retarget([config], listener)[0]
 
 
 def _named_endpoints(cluster: Message) -> Message:

@@ -22,6 +22,7 @@ from gw.api.dynamicforwardproxy import (
     ResolverSocketAddress,
 )
 from gw.translator import ir
+from gw.translator.clock import Clock
 from gw.translator.gateway.circuitbreakers import build_circuit_breakers
 from gw.translator.gateway.upstream_tls import build_ssl_config
 from gw.translator.refs import Refs
@@ -44,7 +45,13 @@ def build_listener_dynamic_forward_proxy(
     if config.ssl_config is not None:
         ssl = config.ssl_config
         tls, used = build_ssl_config(
-            ssl, ssl.sni, f"{field}.sslConfig", referrer=owner, refs=refs, report=report, now=now
+            ssl,
+            ssl.sni,
+            f"{field}.sslConfig",
+            referrer=owner,
+            refs=refs,
+            report=report,
+            clock=Clock(now),  # a Gateway is built whole each time: nothing to record
         )
         secrets.extend(used)
     cache = _dns_cache(

@@ -49,6 +49,7 @@ from gw.translator.gateway.hostcache import HostCache, Listings, Memo, build_mem
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import build_proxies
 from gw.translator.gateway.stagecache import ServerUse, Shared, StageCache, claims_of_key
+from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.options import Options
 from gw.translator.refs import (
     Edge,
@@ -101,7 +102,25 @@ def fingerprint(build: Build) -> tuple[Any, ...]:
     proxies = {p for g in build.gateways for p in g.proxies} - {options.proxy_name}
     rules = (build.require_rbac, build.route_policy)
     plain = not proxies and all(g.kind == "http" for g in build.gateways)
+    plain = plain and not _http_checks_upstream_rejected(build)
     return (options, rules, build.servers, build.gateways, plain)
+
+
+def _http_checks_upstream_rejected(build: Build) -> bool:
+    """The Upstream of the extauth server's HTTP checks is rejected now: whether its cluster
+    is still served (a last accepted version) and so whether hosts check over HTTP is only
+    known once contributions are chosen (`proxies.without_missing_cluster`), which the full
+    build decides for every host."""
+    for resolved in build.servers.resolved:
+        checks = getattr(resolved.server, "http_checks", None)
+        if checks is None:
+            continue
+        for key in build.snapshot.keys_of_kind(api.Upstream.KIND):
+            if cluster_name(key.name, key.namespace) != checks.cluster:
+                continue
+            if key in build.broken or build.reports.rejected(key):
+                return True
+    return False
 
 
 def _changed(cache: StageCache, given: Snapshot, build: Build) -> frozenset[ResourceKey] | None:

@@ -79,7 +79,7 @@ def build_upstream_tls(
         )
     sni = ssl.sni or (_static_sni(spec.static) if spec.static is not None else None)
     return build_ssl_config(
-        ssl, sni, "spec.sslConfig", referrer=upstream.key, refs=refs, report=report, now=now
+        ssl, sni, "spec.sslConfig", referrer=upstream.key, refs=refs, report=report, clock=clock
     )
 
 
@@ -91,7 +91,7 @@ def build_ssl_config(
     referrer: api.ResourceKey,
     refs: Refs,
     report: ResourceReport,
-    now: float | None,
+    clock: Clock,
 ) -> tuple[ir.UpstreamTls | None, tuple[ir.TlsSecret, ...]]:
     """An `UpstreamSslConfig` at `field` of `referrer` (an Upstream's, or a Gateway's for
     its dynamically forwarded hosts), with this SNI."""
