@@ -69,14 +69,19 @@ class HeaderValueMatch(Model):
     headers: list[HeaderMatcher] = []
 
 
+class NoFields(Model):
+    """An action without settings (`remoteAddress: {}`, `destinationCluster: {}`): its
+    presence is the setting."""
+
+
 class Action(Model):
     """One descriptor entry a request produces. Exactly one field is set."""
 
     generic_key: GenericKey | None = None
     request_headers: RequestHeaders | None = None
-    remote_address: dict[str, Any] | None = None
+    remote_address: NoFields | None = None
     header_value_match: HeaderValueMatch | None = None
-    destination_cluster: dict[str, Any] | None = None
+    destination_cluster: NoFields | None = None
     # Accepted by the parser, refused in stage 1.
     source_cluster: Any = None
     metadata: Any = None

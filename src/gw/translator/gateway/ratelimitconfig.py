@@ -164,9 +164,6 @@ def _action(action: Action, field: str, report: ResourceReport) -> ir.Action | N
         report.error(where, f"{_CAMEL[kind]} actions are not supported by this gw build")
         return None
     if kind in ("remote_address", "destination_cluster"):
-        if getattr(action, kind):
-            report.error(where, f"{_CAMEL[kind]} takes no fields: write {{}}")
-            return None
         return ir.Action(kind=kind)  # type: ignore[arg-type]
     if action.request_headers is not None:
         rh = action.request_headers
