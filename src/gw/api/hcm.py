@@ -12,6 +12,7 @@ from gw.api.duration import Duration
 from gw.api.headers import HeaderValueOption
 from gw.api.meta import Model, UInt32
 from gw.api.tracing import ListenerTracingSettings
+from gw.api.upgrades import ProtocolUpgradeConfig
 
 #: A protobuf `UInt32Value`.
 
@@ -38,18 +39,6 @@ class Http2ProtocolOptions(Model):
     initial_stream_window_size: UInt32 | None = None
     initial_connection_window_size: UInt32 | None = None
     override_stream_error_on_invalid_http_message: bool | None = None
-
-
-class ProtocolUpgradeSpec(Model):
-    enabled: bool | None = None
-
-
-class ProtocolUpgradeConfig(Model):
-    """One of `websocket`, `connect`, `connectTerminate`."""
-
-    websocket: ProtocolUpgradeSpec | None = None
-    connect: ProtocolUpgradeSpec | None = None
-    connect_terminate: ProtocolUpgradeSpec | None = None
 
 
 class EarlyHeaderManipulation(Model):
