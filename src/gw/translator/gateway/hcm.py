@@ -18,7 +18,8 @@ from pydantic.alias_generators import to_camel
 
 from gw.api import ResourceKey
 from gw.api.duration import duration_ms
-from gw.api.hcm import HttpConnectionManagerSettings, ProtocolUpgradeConfig
+from gw.api.hcm import HttpConnectionManagerSettings
+from gw.api.upgrades import ProtocolUpgradeConfig
 from gw.translator import ir
 from gw.translator.gateway.headers import headers_to_add, headers_to_remove, line_break_problem
 from gw.translator.gateway.tracing import build_tracing
