@@ -166,10 +166,7 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
         for name, mine in runs.items()
     }
     return {
-        "benchmark": "authz_transport",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("authz_transport", started, load_start),
         "settings": {"seconds": seconds, "rounds": rounds, "connections": connections},
         "summary": summary,
         "runs": runs,

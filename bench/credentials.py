@@ -300,10 +300,7 @@ def run(seconds: float, rounds: int, connections: int, users: int) -> dict[str, 
         finally:
             bench.stop()
     return {
-        "benchmark": "credentials",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("credentials", started, load_start),
         "settings": {
             "seconds": seconds,
             "rounds": rounds,

@@ -202,10 +202,7 @@ def run(seconds: float, rounds: int, connections: int) -> dict[str, Any]:
         finally:
             stop(upstream, proxies)
     return {
-        "benchmark": "dataplane",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("dataplane", started, load_start),
         "settings": {
             "seconds": seconds,
             "rounds": rounds,

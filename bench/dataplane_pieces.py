@@ -273,10 +273,7 @@ def run(seconds: float, rounds: int, connections: int, only: list[str]) -> dict[
                 target.peer.stop()
             upstream.stop()
     return {
-        "benchmark": "dataplane_pieces",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("dataplane_pieces", started, load_start),
         "settings": {"seconds": seconds, "rounds": rounds, "connections": connections},
         "variants": summarize(targets),
     }

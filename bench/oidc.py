@@ -479,10 +479,7 @@ def run(seconds: float, rounds: int, connections: int, sessions: int) -> dict[st
         finally:
             bench.stop()
     return {
-        "benchmark": "oidc",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("oidc", started, load_start),
         "settings": {
             "seconds": seconds,
             "rounds": rounds,

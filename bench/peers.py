@@ -491,5 +491,16 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def run_record(benchmark: str, started: str, load_start: list[float]) -> dict[str, Any]:
+    """The head of every part's result: which part ran, when, how loaded the machine was
+    when it started and ended (other jobs move the numbers), and on what machine."""
+    return {
+        "benchmark": benchmark,
+        "started": started,
+        "load_average": {"start": load_start, "end": load_average()},
+        "machine": machine(),
+    }
+
+
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

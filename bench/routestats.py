@@ -95,10 +95,7 @@ def run(seconds: float, rounds: int, connections: int, routes: int) -> dict[str,
                 gw.stop()
             upstream.stop()
     return {
-        "benchmark": "routestats",
-        "started": started,
-        "load_average": {"start": load_start, "end": peers.load_average()},
-        "machine": peers.machine(),
+        **peers.run_record("routestats", started, load_start),
         "settings": {
             "seconds": seconds,
             "rounds": rounds,

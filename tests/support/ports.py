@@ -13,10 +13,16 @@ import random
 import socket
 from pathlib import Path
 
+from gw import defaults
+
 #: Where ports are drawn from when the ephemeral range leaves room below it.
 _LOWEST = 10000
-#: gw's own default ports in that range (a `gw up` started without port options).
-_TAKEN_BY_DEFAULT = frozenset({10010, 18081, 19000})
+#: gw's own default ports (a `gw up` started without port options may hold them).
+_TAKEN_BY_DEFAULT = frozenset(
+    value
+    for name, value in vars(defaults).items()
+    if name.endswith("_PORT") and isinstance(value, int)
+)
 _given: set[int] = set(_TAKEN_BY_DEFAULT)
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gw import api
+from gw import api, defaults
 from gw.api import ResourceKey
 from gw.api.status import State
 from gw.snapshot import Snapshot
@@ -115,7 +115,11 @@ def _http_checks_upstream_rejected(build: Build) -> bool:
         checks = getattr(resolved.server, "http_checks", None)
         if checks is None:
             continue
-        for key in build.snapshot.keys_of_kind(api.Upstream.KIND):
+        for server in resolved.upstreams:  # the server's Upstream; its checks' is named after it
+            if server.kind != api.Upstream.KIND:
+                continue
+            name = server.name + defaults.EXTAUTH_HTTP_SUFFIX
+            key = ResourceKey(server.kind, server.namespace, name)
             if cluster_name(key.name, key.namespace) != checks.cluster:
                 continue
             if key in build.broken or build.reports.rejected(key):
