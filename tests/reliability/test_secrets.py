@@ -247,9 +247,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 ]
             ),
         )
-        gw = GwUp(
-            folder, work / "home", "--log-level", "debug", "--extauth-port", str(extauth_port)
-        )
+        # The keyword (not a bare --extauth-port) also gives the HTTP checks a port, so that
+        # the basic-auth and API-key checks this test plants secrets for run over HTTP too.
+        gw = GwUp(folder, work / "home", "--log-level", "debug", extauth_port=extauth_port)
         started.append(gw)
         gw.wait_status("VirtualService default.tls", "Accepted")
         gw.wait_status("VirtualService default.bad", "Rejected")
