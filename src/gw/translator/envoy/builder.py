@@ -42,10 +42,11 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names, shards, tls
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
-from gw.translator.envoy.dynamicforwardproxy import retarget
+from gw.translator.envoy.dynamicforwardproxy import dns_cache_clusters, retarget
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
-from gw.translator.envoy.grpc_web import where_grpc_can_reach
+from gw.translator.envoy.grpc_web import http1_only, where_grpc_can_reach, with_grpc_web
+from gw.translator.envoy.hostfacts import HostFacts, ListenerFacts, host_facts
 from gw.translator.envoy.listeners import (
     layer4_listener,
     listener_http_filter,
@@ -53,7 +54,7 @@ from gw.translator.envoy.listeners import (
     tls_chain,
     tls_listener,
 )
-from gw.translator.envoy.rewrite import auto_rewritten_clusters, name_static_endpoints
+from gw.translator.envoy.rewrite import name_static_endpoints
 from gw.translator.envoy.routes import (
     build_route_configurations,
     build_virtual_host,
@@ -90,6 +91,7 @@ def _none(index: int) -> hcm_pb2.HttpFilter | None:
 class _Plain:
     """What the builder keeps of one plain listener."""
 
+    #: The listener as built (gRPC-Web off where it cannot work).
     listener: ir.Listener
     stripped: tuple[str, ...]
     #: Each filter as built for the listener's virtual hosts (None: not needed).
@@ -106,6 +108,11 @@ class _Plain:
     shards: dict[int, list[Built]] = field(default_factory=dict)
     hosts: dict[str, int] = field(default_factory=dict)
     scopes: Messages = field(default_factory=Messages)
+    #: The listener stage 1 gave, its virtual hosts' facts, and the clusters known to
+    #: speak HTTP/1.1 only when it was built.
+    source: ir.Listener | None = None
+    facts: ListenerFacts = field(default_factory=ListenerFacts)
+    http1: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -130,32 +137,41 @@ class XdsBuilder:
         self._plain: dict[tuple[str, str], _Plain] = {}
         self._tls: dict[tuple[str, str], _Tls] = {}
         self._clusters: dict[int, tuple[ir.Cluster, list[tuple[str, Message]]]] = {}
-        self._rewrites_before = previous._rewrites if previous is not None else {}
-        self._rewrites: dict[int, tuple[ir.VirtualHost, frozenset[str]]] = {}
+        self._facts_before = previous._facts if previous is not None else {}
+        self._facts: dict[int, tuple[ir.VirtualHost, HostFacts]] = {}
 
     def build(self, proxy: ir.Proxy, changes: ListenerChanges | None = None) -> Xds:
         out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
         stripped = server_headers(proxy.auth_configs)
         scopes: list[Messages] = []
+        http1 = http1_only(proxy.clusters)
+        #: Each listener (and hybrid HTTP part) with its virtual hosts' facts.
+        facts: list[tuple[ir.Listener, ListenerFacts]] = []
         for listener in proxy.listeners:
-            listener = where_grpc_can_reach(listener, proxy.clusters)  # gRPC-Web if it can work
             if listener.tcp is not None or listener.matched:  # TCP or hybrid: built whole
+                listener = where_grpc_can_reach(listener, proxy.clusters)
                 out[names.LISTENER][listener.name] = layer4_listener(listener, stripped)
                 for routes in build_route_configurations(listener):
                     out[names.ROUTE][routes.name] = routes
+                for part in (listener, *(m.http for m in listener.matched if m.http)):
+                    facts.append((part, self._facts_of(part.virtual_hosts)))
                 continue
             key = (proxy.role, listener.name)
             given = changes.get(listener.name) if changes is not None else None
-            state = self._again(key, listener, stripped, given)
+            state = self._again(key, listener, stripped, given, http1)
             if state is None and tls.is_tls(listener):
+                found = self._facts_of(listener.virtual_hosts)
+                listener = with_grpc_web(listener, found.reaches_http2(http1))
                 done = self._tls[key] = self._tls_listener(key, listener, stripped)
                 out[names.LISTENER][listener.name] = _tls_message(listener, done)
                 for _, _, routes in done.chains.values():
                     out[names.ROUTE][routes.name] = routes
+                facts.append((listener, found))
                 continue
             if state is None:
-                state = self._new(listener, stripped, self._plain_before.get(key))
+                state = self._new(listener, stripped, self._plain_before.get(key), http1)
             self._plain[key] = state
+            facts.append((state.listener, state.facts))
             out[names.LISTENER][listener.name] = state.message
             out[names.ROUTE].update(state.routes)
             if state.count:
@@ -164,8 +180,16 @@ class XdsBuilder:
             for type_url, message in self._cluster(cluster):
                 out[type_url][cluster.name] = message
         clusters = out[names.CLUSTER]
-        for name in self._auto_rewritten(proxy) & clusters.keys():
+        rewritten = {name for _, found in facts for name in found.rewritten}
+        for name in rewritten & clusters.keys():
             clusters[name] = _named_endpoints(clusters[name])
+        forwarding = (
+            listener.plugins.dynamic_forward_proxy
+            for listener, found in facts
+            if found.forwards or listener.plugins.dynamic_forward_proxy is not None
+        )
+        for type_url, name, resource in dns_cache_clusters(forwarding):
+            out[type_url][name] = resource
         for secret in proxy.secrets:
             for resource in build_secrets(secret):
                 out[names.SECRET][resource.name] = resource
@@ -184,22 +208,25 @@ class XdsBuilder:
         listener: ir.Listener,
         stripped: tuple[str, ...],
         changes: Changes | None,
+        http1: frozenset[str],
     ) -> _Plain | None:
         """The last build's plain listener with what changed; None when it must be built
         anew (new settings, many changes, a TLS host, another shard count)."""
         before = self._plain_before.get(key)
-        if before is None or before.stripped != stripped:
+        if before is None or before.stripped != stripped or before.source is None:
             return None
-        if before.listener is listener:
+        if before.source is listener and before.http1 == http1:
             return before
-        if not _same_shell(before.listener, listener):
-            return None
-        vhosts = listener.virtual_hosts
+        source, vhosts = listener, listener.virtual_hosts
         left, joined = (
-            changes if changes is not None else _diff(before.listener.virtual_hosts, vhosts)
+            changes if changes is not None else _diff(before.source.virtual_hosts, vhosts)
         )
         if len(left) + len(joined) > len(vhosts) // 4 + 16 or any(v.tls for v in joined):
             return None  # as cheap to build it all
+        facts = before.facts.moved(map(self._host, left), map(self._host, joined))
+        listener = with_grpc_web(listener, facts.reaches_http2(http1))
+        if not _same_shell(before.listener, listener):
+            return None
         inexact = before.inexact + _inexact(joined) - _inexact(left)
         count = _count(len(vhosts), inexact, self.shard_from)
         if count != before.count:
@@ -211,6 +238,7 @@ class XdsBuilder:
         if filters != before.filters:
             message = _message(listener, filters, stripped, bool(count))
         state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
+        state.source, state.facts, state.http1 = source, facts, http1
         if count:
             _reshard(state, before, left, joined)
         else:
@@ -219,14 +247,21 @@ class XdsBuilder:
         return state
 
     def _new(
-        self, listener: ir.Listener, stripped: tuple[str, ...], before: _Plain | None
+        self,
+        listener: ir.Listener,
+        stripped: tuple[str, ...],
+        before: _Plain | None,
+        http1: frozenset[str],
     ) -> _Plain:
-        vhosts = listener.virtual_hosts
+        source, vhosts = listener, listener.virtual_hosts
+        facts = self._facts_of(vhosts)
+        listener = with_grpc_web(listener, facts.reaches_http2(http1))
         filters = [listener_http_filter(f, listener, vhosts) for f in HTTP_FILTERS]
         inexact = _inexact(vhosts)
         count = _count(len(vhosts), inexact, self.shard_from)
         message = _message(listener, filters, stripped, bool(count))
         state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
+        state.source, state.facts, state.http1 = source, facts, http1
         known = _known(before)
         if count:
             for host, found in shards.hosts_count(vhosts).items():
@@ -264,20 +299,17 @@ class XdsBuilder:
             chains[id(vhost)] = found
         return _Tls(shell, stripped, chains)
 
-    def _auto_rewritten(self, proxy: ir.Proxy) -> set[str]:
-        """`rewrite.auto_rewritten_clusters`, each virtual host's share kept while it is
-        the same object."""
-        out: set[str] = set()
-        for listener in proxy.listeners:
-            for vhost in listener.virtual_hosts:
-                found = self._rewrites_before.get(id(vhost))
-                if found is None or found[0] is not vhost:
-                    one = ir.Listener(name="", address="", port=0, virtual_hosts=(vhost,))
-                    shell = dataclasses.replace(proxy, listeners=(one,))
-                    found = (vhost, frozenset(auto_rewritten_clusters(shell)))
-                self._rewrites[id(vhost)] = found
-                out |= found[1]
-        return out
+    def _facts_of(self, vhosts: Sequence[ir.VirtualHost]) -> ListenerFacts:
+        return ListenerFacts.of(self._host(v) for v in vhosts)
+
+    def _host(self, vhost: ir.VirtualHost) -> HostFacts:
+        """`vhost`'s facts, kept while it is the same object (a cache only: they are a
+        function of the virtual host)."""
+        found = self._facts_before.get(id(vhost))
+        if found is None or found[0] is not vhost:
+            found = (vhost, host_facts(vhost))
+        self._facts[id(vhost)] = found
+        return found[1]
 
     def _cluster(self, cluster: ir.Cluster) -> list[tuple[str, Message]]:
         known = self._clusters_before.get(id(cluster))

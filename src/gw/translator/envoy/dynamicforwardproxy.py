@@ -15,7 +15,7 @@ filter is then on its chain whether or not a route uses it, as in the establishe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.core.v3 import address_pb2, base_pb2, extension_pb2, protocol_pb2, resolver_pb2
@@ -141,13 +141,20 @@ class DynamicForwardProxyFilter:
         return config
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
-        """One cluster per DNS cache the proxy's listeners use."""
-        used: dict[str, ir.DynamicForwardProxyListener | None] = {}
-        for listener in _http_listeners(proxy.listeners):
-            own = listener.plugins.dynamic_forward_proxy
-            if own is not None or _forwards(listener.virtual_hosts):
-                used.setdefault(cluster_name(own), own)
-        return tuple((names.CLUSTER, name, _cluster(name, used[name])) for name in sorted(used))
+        """None from here: which listeners forward dynamically is counted per listener by
+        the builder (`hostfacts.py`), which adds `dns_cache_clusters` for them."""
+        return ()
+
+
+def dns_cache_clusters(
+    owns: Iterable[ir.DynamicForwardProxyListener | None],
+) -> tuple[tuple[str, str, Message], ...]:
+    """One cluster per DNS cache: the shared one (None) and each listener's own settings,
+    given once for each listener that forwards dynamically."""
+    used: dict[str, ir.DynamicForwardProxyListener | None] = {}
+    for own in owns:
+        used.setdefault(cluster_name(own), own)
+    return tuple((names.CLUSTER, name, _cluster(name, used[name])) for name in sorted(used))
 
 
 def _cluster(name: str, own: ir.DynamicForwardProxyListener | None) -> cluster_pb2.Cluster:
@@ -192,13 +199,6 @@ def _add_tls(out: cluster_pb2.Cluster, tls: ir.UpstreamTls) -> None:
         out.cluster_type.typed_config.Unpack(config)
         config.allow_insecure_cluster_options = True
         out.cluster_type.typed_config.CopyFrom(pack(config))
-
-
-def _http_listeners(listeners: Iterable[ir.Listener]) -> Iterator[ir.Listener]:
-    """The listeners with virtual hosts: plain ones and hybrid listeners' HTTP parts."""
-    for listener in listeners:
-        yield listener
-        yield from (m.http for m in listener.matched if m.http is not None)
 
 
 def retarget(

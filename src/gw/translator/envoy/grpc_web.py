@@ -19,6 +19,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 
 from gw.translator import ir
 from gw.translator.envoy import names
+from gw.translator.envoy.hostfacts import ListenerFacts, host_facts
 from gw.translator.envoy.listener_filter import ListenerOnly
 from gw.translator.envoy.packing import pack
 
@@ -34,11 +35,25 @@ class GrpcWebFilter(ListenerOnly):
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(grpc_web_pb2.GrpcWeb()))
 
 
+def http1_only(clusters: Sequence[ir.Cluster]) -> frozenset[str]:
+    """The clusters known to speak HTTP/1.1 only."""
+    return frozenset(c.name for c in clusters if not (c.http2 or c.use_downstream_protocol))
+
+
+def with_grpc_web(listener: ir.Listener, reaches_http2: bool) -> ir.Listener:
+    """`listener`, with gRPC-Web off when none of its routes reaches an HTTP/2 cluster."""
+    if reaches_http2 or not listener.plugins.grpc_web:
+        return listener
+    plugins = dataclasses.replace(listener.plugins, grpc_web=False)
+    return dataclasses.replace(listener, plugins=plugins)
+
+
 def where_grpc_can_reach(listener: ir.Listener, clusters: Sequence[ir.Cluster]) -> ir.Listener:
     """`listener`, with gRPC-Web off unless one of its routes forwards to a cluster that can
     speak HTTP/2 (a cluster not among `clusters` counts as one: nothing is known of it; so
     does a cluster a request header names). The dynamic forward proxy's cluster speaks
-    HTTP/1.1. Each HTTP part of a hybrid listener is a listener of its own here."""
+    HTTP/1.1. Each HTTP part of a hybrid listener is a listener of its own here. (The
+    builder keeps these facts per virtual host instead: `hostfacts.py`.)"""
     if listener.matched:
         parts = tuple(
             dataclasses.replace(p, http=where_grpc_can_reach(p.http, clusters)) if p.http else p
@@ -47,14 +62,5 @@ def where_grpc_can_reach(listener: ir.Listener, clusters: Sequence[ir.Cluster]) 
         return dataclasses.replace(listener, matched=parts)
     if not listener.plugins.grpc_web:
         return listener
-    http1_only = {c.name for c in clusters if not (c.http2 or c.use_downstream_protocol)}
-    for vhost in listener.virtual_hosts:
-        for route in vhost.routes:
-            action = route.action
-            if isinstance(action, ir.Forward) and (
-                action.cluster_header is not None  # any cluster, HTTP/2 ones too
-                or any(w.cluster not in http1_only for w in action.clusters)
-            ):
-                return listener
-    plugins = dataclasses.replace(listener.plugins, grpc_web=False)
-    return dataclasses.replace(listener, plugins=plugins)
+    facts = ListenerFacts.of(host_facts(v) for v in listener.virtual_hosts)
+    return with_grpc_web(listener, facts.reaches_http2(http1_only(clusters)))

@@ -32,18 +32,6 @@ def add_rewrites(action: rc_pb2.RouteAction, rewrites: ir.Rewrites) -> None:
         action.append_x_forwarded_host = True
 
 
-def auto_rewritten_clusters(proxy: ir.Proxy) -> set[str]:
-    """The clusters some route forwards to with `autoHostRewrite`."""
-    return {
-        target.cluster
-        for listener in proxy.listeners
-        for vhost in listener.virtual_hosts
-        for route in vhost.routes
-        if isinstance(route.action, ir.Forward) and route.action.auto_host_rewrite
-        for target in route.action.clusters
-    }
-
-
 def name_static_endpoints(clusters: Mapping[str, Message], names: Iterable[str]) -> None:
     """Give the endpoints of the named static clusters their address as hostname."""
     for name in names:
