@@ -12,6 +12,11 @@ from dataclasses import dataclass
 from gw import defaults
 
 
+#: The default `shard_routes_from`. At 981 virtual hosts in one route configuration Envoy
+#: took 7-13 ms to apply an edit (`bench/propagation.py`), a shard of about 128 well under
+#: one.
+SHARD_ROUTES_FROM = 256
+
 @dataclass(frozen=True, slots=True)
 class InstalledServer:
     """Where a server listens: one the install runs (`gw up`: in its own process), or one
@@ -57,7 +62,7 @@ class Options:
     ratelimit_server: InstalledServer | None = None
     #: A plain listener with this many virtual hosts or more is served in shards chosen by
     #: the `Host` when it can be (`envoy/shards.py`); 0 never shards.
-    shard_routes_from: int = 1_000
+    shard_routes_from: int = SHARD_ROUTES_FROM
     #: Every route gets Envoy statistics of its own (`ir.Route.stat_prefix`, the route's
     #: name), which the console charts; off by default for their cost.
     route_stats: bool = False

@@ -33,9 +33,10 @@ from collections.abc import Iterable
 from envoy.config.route.v3 import scoped_route_pb2
 
 from gw.translator import ir
+from gw.translator.options import SHARD_ROUTES_FROM
 
 #: A plain listener with this many virtual hosts or more is sharded (when it can be).
-SHARD_FROM = 1_000
+SHARD_FROM = SHARD_ROUTES_FROM
 #: About how many host names a shard holds, and the most shards a listener has.
 SHARD_SIZE = 128
 MAX_SHARDS = 4_096
