@@ -177,7 +177,7 @@ class _Update:
         redo = self._rebuild_hosts() | self._input_error_changes()
         redo = {k for k in redo if k.kind == VS}
         foreign = self._foreign(redo)
-        closure = self._closure(foreign)
+        closure = self._closure(foreign, redo)
         for key in closure ^ self.cache.closure:
             redo |= self.shared.referrers.get(key, set())
         dirty = self._claims(redo)
@@ -252,12 +252,31 @@ class _Update:
         out |= {k for k in redo if k in self.memos and _has_foreign(self.memos[k])}
         return frozenset(out)
 
-    def _closure(self, foreign: frozenset[ResourceKey]) -> frozenset[ResourceKey]:
-        """The resources other than VirtualServices rejected in the end."""
+    def _closure(
+        self, foreign: frozenset[ResourceKey], redo: set[ResourceKey]
+    ) -> frozenset[ResourceKey]:
+        """The resources other than VirtualServices rejected in the end: the last build's
+        while what they follow from is the same (an edit of a VirtualService that refers
+        to nothing else leaves it), else found again over every reference."""
+        if self._same_references(foreign, redo):
+            return self.cache.closure
         reports = self.build.reports.scope()
         reports.add(self._foreign_findings(foreign))
         edges = [*self.build.refs.edges, *self._foreign_edges(foreign)]
         return outside_closure(edges, reports, [*self.build.reports.keys(), *reports.keys()])
+
+    def _same_references(self, foreign: frozenset[ResourceKey], redo: set[ResourceKey]) -> bool:
+        """Whether the closure's inputs are the last build's: the global passes' references
+        and states, the input errors, and the references and findings on other resources
+        of the VirtualServices that have some (none of them redone, none new)."""
+        cache = self.cache
+        return (
+            foreign == cache.foreign
+            and not redo & foreign
+            and self.build.snapshot.errors == cache.errors
+            and not self._state_changes()
+            and tuple(self.build.refs.edges[: self.checkpoint.edges]) == cache.edges
+        )
 
     def _claims(self, redo: set[ResourceKey]) -> set[ResourceKey]:
         """`redo` placed on their listeners, closed over shared claims (old and new)."""
