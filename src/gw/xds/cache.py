@@ -124,6 +124,8 @@ def _pack_type(
     source: Mapping[str, Message] | None,
 ) -> tuple[dict[str, Entry], frozenset[str]]:
     """One type's entries, and the names whose entry changed (or went)."""
+    if by_name is source:  # the very resources packed last time (e.g. unchanged scopes)
+        return dict(before), frozenset()
     base = getattr(by_name, "base", None)
     if base is not None and base is source:  # a `Messages` made from the last one
         names: frozenset[str] = getattr(by_name, "names", frozenset())
