@@ -404,7 +404,7 @@ class _Update:
         extras = {k for k in cache.extras - touched if k in accepted}
         extras |= {k for k in touched if k.kind == VS and _extra(accepted.get(k))}
         holders = {k: accepted[k] for k in self.others | extras if k in accepted}
-        build.whole, _ = passes.assembled(build, holders)
+        build.whole, _ = passes.assembled(build, holders, hosts=False)
         return frozenset(extras)
 
     # -- the result ----------------------------------------------------------------------

@@ -241,10 +241,10 @@ def assemble_proxy(build: Build) -> None:
 
 
 def assembled(
-    build: Build, accepted: Mapping[ResourceKey, Contribution]
+    build: Build, accepted: Mapping[ResourceKey, Contribution], *, hosts: bool = True
 ) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
     """`accepted` assembled as this build's (`incremental.py` gives only the contributions
-    that hold more than virtual hosts)."""
+    that hold more than virtual hosts, and places the virtual hosts itself: no `hosts`)."""
     return assemble(
         accepted,
         build.fresh,
@@ -253,6 +253,7 @@ def assembled(
         build.options,
         build.reports,
         build.gateways,
+        hosts=hosts,
     )
 
 

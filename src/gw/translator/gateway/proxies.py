@@ -45,10 +45,12 @@ def assemble(
     options: Options,
     reports: Reports,
     gateways: tuple[GatewayListener, ...] = (),
+    *,
+    hosts: bool = True,
 ) -> tuple[ir.Proxy, dict[ListenerRole, list[ir.VirtualHost]]]:
     """Every cluster, secret and config of the chosen contributions (as one Proxy without
     listeners, named as the default proxy), and the virtual hosts by the listener role
-    they are placed on.
+    they are placed on (none without `hosts`: an incremental build keeps its own).
 
     A secret used both by a fresh contribution and by a rejected resource's last accepted
     one is served as it is now (the fresh ones come first), so a rotation reaches every
@@ -59,7 +61,7 @@ def assemble(
     auth_configs: list[extauth.AuthConfig] = []
     rate_limit_configs: list[ratelimit.RateLimitConfig] = []
     for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
-        for role, vhost in contribution.virtual_hosts:
+        for role, vhost in contribution.virtual_hosts if hosts else ():
             by_role[role].append(servers.attach(vhost))
         for cluster in contribution.clusters:
             clusters.setdefault(cluster.name, cluster)
