@@ -126,11 +126,11 @@ stringData: {api-key: a-key-of-team-a}
 ---
 apiVersion: gateway.vendor.io/v1
 kind: VirtualService
-metadata: {name: app, namespace: default}
+metadata: {name: shop, namespace: default}
 spec:
   virtualHost:
-    domains: [app.example.com]
     options: {extauth: {configRef: {name: basic, namespace: default}}}
+    domains: [shop.example.com]
     routes:
     - matchers: [{prefix: /keys}]
       directResponseAction: {status: 200}
