@@ -55,7 +55,7 @@ from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 from tests.support.wait import wait_until
 
-from bench import report
+from bench import peers, report
 
 RESULTS = report.RESULTS
 SCENARIOS = (
@@ -204,22 +204,31 @@ class Bench:
     def __init__(self, work: Path, duration: float) -> None:
         self.work = work
         self.duration = duration
-        self.redis = RedisServer(work)
-        self.idp = OidcProvider(work)
+        self.started: list[Any] = []  # stopped by stop(), whatever got started
+        try:
+            self._start(work)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, work: Path) -> None:
+        self.redis = self._keep(RedisServer(work))
+        self.idp = self._keep(OidcProvider(work))
         self.folder = work / "config"
         self.folder.mkdir()
         self.ports = [free_port(), free_port()]
         self.http_ports = [free_port(), free_port()]
-        self.gw = GwUp(
-            self.folder, work / "home", "--extauth-port", "0", "--envoy-log-level", "error"
+        self.gw = self._keep(
+            GwUp(self.folder, work / "home", "--extauth-port", "0", "--envoy-log-level", "error")
         )
         self.servers = [
             self.start_extauth(p, h) for p, h in zip(self.ports, self.http_ports, strict=True)
         ]
-        self.use_servers(1)
         (self.folder / "bench.yaml").write_text(
             config(self.idp.issuer, self.redis.address, self.gw.http_port)
         )
+        # After the AuthConfigs: the HTTP filter is there once one of them is served over HTTP.
+        self.use_servers(1)
         for name in ("plain", "redis", "cookie"):
             self.gw.wait_status(f"VirtualService default.{name}", "Accepted")
         self.cookies = {s: self.login(s) for s in SCENARIOS if s != "gw-plain"}
@@ -231,7 +240,13 @@ class Bench:
             "extauth", "--xds", f"127.0.0.1:{self.gw.xds_port}", "--bind", "127.0.0.1",
             "--port", str(port), "--http-port", str(http_port), "--log-level", "warning",
         )  # fmt: skip
-        return Process(command, gw_env(self.work / "home"), self.work / f"extauth-{port}.log")
+        process = Process(command, gw_env(self.work / "home"), self.work / f"extauth-{port}.log")
+        self._keep(process)
+        return process
+
+    def _keep(self, process: Any) -> Any:
+        self.started.append(process)
+        return process
 
     def use_servers(self, count: int, http: bool = True) -> None:
         """Point the extauth Upstream at `count` servers, and `extauth-http` at their HTTP
@@ -310,8 +325,7 @@ class Bench:
         return profile
 
     def stop(self) -> None:
-        processes: list[Any] = [*self.servers, self.gw, self.idp, self.redis]
-        for process in processes:
+        for process in reversed(self.started):
             process.stop()
 
 
@@ -366,13 +380,17 @@ def perf_profile(pid: int, seconds: float, work: Path) -> dict[str, Any]:
     }
 
 
-def write(summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], args: Any) -> None:
+def write(
+    summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], args: Any, load: list[Any]
+) -> None:
+    """`load`: the load average at the start and at the end (other jobs move the numbers)."""
     RESULTS.mkdir(exist_ok=True)
     date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     data: dict[str, Any] = {
         "benchmark": "extauth",
         "date": date,
         "machine": report.machine(),
+        "load_average": {"start": load[0], "end": load[1]},
         "settings": {
             "duration_s": args.duration,
             "reps": args.reps,
@@ -384,16 +402,20 @@ def write(summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], arg
         "profile": profile,
     }
     (RESULTS / "extauth.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / "extauth.md").write_text(markdown(summary, profile, args, date))
+    (RESULTS / "extauth.md").write_text(markdown(summary, profile, args, date, load))
 
 
-def markdown(summary: dict[str, Any], profile: dict[str, Any], args: Any, date: str) -> str:
+def markdown(
+    summary: dict[str, Any], profile: dict[str, Any], args: Any, date: str, load: list[Any]
+) -> str:
+    profiled = " --profile" if args.profile else ""
     lines = [
         "# extauth benchmark",
         "",
-        f"`python -m bench.extauth --duration {args.duration} --reps {args.reps}`, "
-        f"{date}, {os.cpu_count()} CPUs. wrk -t1 -c32; Envoy one worker; every "
-        "route a direct `200 ok`; medians over the repetitions.",
+        f"`python -m bench.extauth --duration {args.duration} --reps {args.reps}{profiled}`, "
+        f"{date}, {os.cpu_count()} CPUs, load average at start {load[0]}, at end {load[1]}. "
+        "wrk -t1 -c32; Envoy one worker; every route a direct `200 ok`; medians over the "
+        "repetitions.",
         "",
         "| scenario | req/s (min–max) | vs plain | p50 ms | p99 ms (max) | Envoy CPU µs/req "
         "| extauth CPU µs/req | errors |",
@@ -467,6 +489,7 @@ def main() -> None:
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed: run scripts/system-deps")
     work = Path(tempfile.mkdtemp(prefix="gw-bench-extauth-"))
+    load_start = peers.load_average()
     runs: list[Run] = []
     profile: dict[str, Any] = {}
     bench = Bench(work, args.duration)
@@ -485,7 +508,7 @@ def main() -> None:
     finally:
         bench.stop()
     summary = summarize(runs)
-    write(summary, runs, profile, args)
+    write(summary, runs, profile, args, [load_start, peers.load_average()])
     print(json.dumps(summary, indent=2))
     shutil.rmtree(work, ignore_errors=True)
 
