@@ -9,7 +9,11 @@ Run from the repository root: `python -m bench.credentials [--duration 5] [--rou
   and with `auth_basic_user_file` (APR1 hashes, checked on every request);
 - `gw-plain` / `gw-basic` / `gw-apikey`: `gw up` (Envoy, one worker) with `gw extauth` as its
   own process, hosts without auth, with an AuthConfig holding the same users (salt and hash
-  split from the same file), and with one holding `--users` API keys in Secrets.
+  split from the same file), and with one holding `--users` API keys in Secrets. The
+  checks go over HTTP/1.1 (`gw extauth --http-port`, the Upstream `extauth-http`), as
+  `gw up` and the Kubernetes install run them;
+- `gw-basic-grpc` / `gw-apikey-grpc`: the same server, every check over gRPC (no
+  `extauth-http` Upstream for their runs): what the HTTP checks save.
 
 The upstream is nginx answering `200 hello world` from memory. wrk sends every user's
 credentials in turn (a Lua script), so that gw's memory of accepted credentials holds as many
@@ -33,12 +37,23 @@ from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.wait import wait_until
 
 from bench import oidc, peers, report
-from bench.oidc import BODY, Side, _is_envoy, extauth_upstream
+from bench.oidc import BODY, Side, _is_envoy, use_extauth
 from bench.report import RESULTS
 
-SCENARIOS = ("nginx-plain", "nginx-basic", "gw-plain", "gw-basic", "gw-apikey")
+SCENARIOS = (
+    "nginx-plain",
+    "nginx-basic",
+    "gw-plain",
+    "gw-basic",
+    "gw-basic-grpc",
+    "gw-apikey",
+    "gw-apikey-grpc",
+)
 RATIOS = (
     ("gw-basic", "nginx-basic"),
+    ("gw-basic-grpc", "nginx-basic"),
+    ("gw-basic", "gw-basic-grpc"),
+    ("gw-apikey", "gw-apikey-grpc"),
     ("gw-plain", "nginx-plain"),
     ("nginx-basic", "nginx-plain"),
     ("gw-basic", "gw-plain"),
@@ -195,31 +210,26 @@ class Bench:
                 "warning",
             )
         )
-        port = free_port()
+        port, http_port = free_port(), free_port()
         command = gw_command(
-            "extauth",
-            "--xds",
-            f"127.0.0.1:{gw.xds_port}",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
+            *("extauth", "--xds", f"127.0.0.1:{gw.xds_port}", "--bind", "127.0.0.1"),
+            *("--port", str(port), "--http-port", str(http_port), "--log-level", "warning"),
         )
         extauth = self._keep(Process(command, gw_env(self.work / "home"), self.work / "ea.log"))
-        (folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
         (folder / "bench.yaml").write_text(gw_config(file, keys, upstream))
+        use_extauth(gw, folder, port, http_port)
         for name in ("plain", "basic", "apikey"):
             gw.wait_status(f"VirtualService default.{name}", "Accepted")
         envoy = next(p for p in peers.tree(gw.process.popen.pid)[1:] if _is_envoy(p))
         pids = {"proxy": envoy, "auth": extauth.popen.pid}
-        for name, header, values in (
-            ("gw-plain", "", []),
-            ("gw-basic", "Authorization", basic),
-            ("gw-apikey", "api-key", keys),
+        for name, header, values, checks in (
+            ("gw-plain", "", [], None),
+            ("gw-basic", "Authorization", basic, http_port),
+            ("gw-basic-grpc", "Authorization", basic, None),
+            ("gw-apikey", "api-key", keys, http_port),
+            ("gw-apikey-grpc", "api-key", keys, None),
         ):
-            host = f"{name.removeprefix('gw-')}.bench:{gw.http_port}"
+            host = f"{name.removeprefix('gw-').removesuffix('-grpc')}.bench:{gw.http_port}"
             script = (
                 peers.rotating_header(self.work / f"{name}.lua", header, values, "/bench")
                 if values
@@ -232,13 +242,20 @@ class Bench:
                 pids if values else {"proxy": envoy},
                 values,
                 script,
+                prepare=(
+                    (lambda h=checks: use_extauth(gw, folder, port, h))  # type: ignore[misc]
+                    if values
+                    else None
+                ),
             )
 
     def check(self) -> None:
         """Each side answers a request with valid credentials with the upstream's 200 (once
         gw's extauth server has its configuration), and refuses one without them (401)."""
         for side in self.sides.values():
-            header = "api-key" if side.name == "gw-apikey" else "authorization"
+            if side.prepare is not None:
+                side.prepare()
+            header = "api-key" if side.name.startswith("gw-apikey") else "authorization"
             valid = {**side.headers, **({header: side.cookies[0]} if side.script else {})}
             ok = wait_until(
                 lambda url=side.url, h=valid: _ok(url, h),  # type: ignore[misc]
@@ -270,8 +287,10 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"`python -m bench.credentials --duration {s['seconds']:g} --rounds {s['rounds']} "
         f"--users {s['users']}`, {result['started']}; wrk -t1 -c{s['connections']} sending "
-        f"{s['users']} users' credentials in turn; the same htpasswd file for both; medians "
-        f"over the rounds. Load average at start {result['load_average']['start']}, at end "
+        f"{s['users']} users' credentials in turn; the same htpasswd file for both; gw's "
+        "checks over HTTP/1.1 (the extauth server's `--http-port`, the Upstream "
+        "`extauth-http`), the `-grpc` rows the same server over gRPC; medians over the "
+        f"rounds. Load average at start {result['load_average']['start']}, at end "
         f"{result['load_average']['end']}.",
         "",
         *oidc.scenario_table(result),

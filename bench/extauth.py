@@ -9,11 +9,15 @@ and noisy; only ratios within one run mean anything):
 
 - `gw-plain`: a virtual host without auth;
 - `gw-extauth-redis`: a virtual host guarded by an AuthConfig with sessions in Redis, every
-  request carrying a valid session cookie (logged in once through the real provider);
-- `gw-extauth-cookie`: the same with the tokens in cookies (the ID token is verified, then
-  cached by the server);
+  request carrying a valid session cookie (logged in once through the real provider),
+  checked over HTTP/1.1 (`gw extauth --http-port`, the Upstream `extauth-http`), as `gw up`
+  and the Kubernetes install do;
+- `gw-extauth-redis-grpc`: the same with every check over gRPC (no `extauth-http`
+  Upstream for its runs): what the HTTP checks save;
+- `gw-extauth-cookie`: as `gw-extauth-redis` with the tokens in cookies (the ID token is
+  verified, then cached by the server);
 - `gw-extauth-redis-2-servers`: as `gw-extauth-redis`, with two extauth server processes
-  behind the extauth Upstream (two replicas; Envoy balances checks across them).
+  behind the extauth Upstreams (two replicas; Envoy balances checks across them).
 
 Every route answers `200 ok` from Envoy itself (a direct response), so that no upstream
 competes for the two cores: the difference between scenarios is the ext_authz call. Real
@@ -21,9 +25,9 @@ processes: `gw up` (Envoy, one worker), `gw extauth` as its own process (so that
 time is its own), Redis, the OIDC provider, `wrk` (one thread, 32 connections). Besides
 requests/s and latency, each process's CPU time per request is reported (utime+stime from
 /proc), which is steadier than requests/s when everything shares two cores. `--profile`
-samples the extauth server with `perf` during one extra `gw-extauth-redis` run and reports
-where its CPU time goes, by shared object and by function (Python, grpc's C core, protobuf,
-the event loop, the kernel).
+samples the extauth server with `perf` during one extra `gw-extauth-redis` run (HTTP
+checks) and reports where its CPU time goes, by shared object and by function (Python,
+grpc's C core, protobuf, the event loop, the kernel).
 """
 
 from __future__ import annotations
@@ -51,13 +55,20 @@ from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 from tests.support.wait import wait_until
 
-from bench import report
+from bench import peers, report
 
 RESULTS = report.RESULTS
-SCENARIOS = ("gw-plain", "gw-extauth-redis", "gw-extauth-cookie", "gw-extauth-redis-2-servers")
+SCENARIOS = (
+    "gw-plain",
+    "gw-extauth-redis",
+    "gw-extauth-redis-grpc",
+    "gw-extauth-cookie",
+    "gw-extauth-redis-2-servers",
+)
 HOSTS = {
     "gw-plain": "plain.bench",
     "gw-extauth-redis": "redis.bench",
+    "gw-extauth-redis-grpc": "redis.bench",
     "gw-extauth-cookie": "cookie.bench",
     "gw-extauth-redis-2-servers": "redis.bench",
 }
@@ -75,12 +86,12 @@ class Run:
     cpu_us: dict[str, float] = field(default_factory=dict)
 
 
-def server_upstream(ports: list[int]) -> str:
+def server_upstream(ports: list[int], name: str = "extauth") -> str:
     hosts = ", ".join(f"{{addr: 127.0.0.1, port: {p}}}" for p in ports)
     return f"""
 apiVersion: gw.vendor.io/v1
 kind: Upstream
-metadata: {{name: extauth, namespace: gw-system}}
+metadata: {{name: {name}, namespace: gw-system}}
 spec: {{static: {{hosts: [{hosts}]}}}}
 """
 
@@ -193,44 +204,73 @@ class Bench:
     def __init__(self, work: Path, duration: float) -> None:
         self.work = work
         self.duration = duration
-        self.redis = RedisServer(work)
-        self.idp = OidcProvider(work)
+        self.started: list[Any] = []  # stopped by stop(), whatever got started
+        try:
+            self._start(work)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, work: Path) -> None:
+        self.redis = self._keep(RedisServer(work))
+        self.idp = self._keep(OidcProvider(work))
         self.folder = work / "config"
         self.folder.mkdir()
         self.ports = [free_port(), free_port()]
-        self.gw = GwUp(
-            self.folder, work / "home", "--extauth-port", "0", "--envoy-log-level", "error"
+        self.http_ports = [free_port(), free_port()]
+        self.gw = self._keep(
+            GwUp(self.folder, work / "home", "--extauth-port", "0", "--envoy-log-level", "error")
         )
-        self.servers = [self.start_extauth(p) for p in self.ports]
-        self.use_servers(1)
+        self.servers = [
+            self.start_extauth(p, h) for p, h in zip(self.ports, self.http_ports, strict=True)
+        ]
         (self.folder / "bench.yaml").write_text(
             config(self.idp.issuer, self.redis.address, self.gw.http_port)
         )
+        # After the AuthConfigs: the HTTP filter is there once one of them is served over HTTP.
+        self.use_servers(1)
         for name in ("plain", "redis", "cookie"):
             self.gw.wait_status(f"VirtualService default.{name}", "Accepted")
         self.cookies = {s: self.login(s) for s in SCENARIOS if s != "gw-plain"}
         self.pids = {"envoy": children(self.gw.process.popen.pid)[0]}
         self.pids.update({f"extauth-{i}": p.popen.pid for i, p in enumerate(self.servers)})
 
-    def start_extauth(self, port: int) -> Process:
+    def start_extauth(self, port: int, http_port: int) -> Process:
         command = gw_command(
             "extauth", "--xds", f"127.0.0.1:{self.gw.xds_port}", "--bind", "127.0.0.1",
-            "--port", str(port), "--log-level", "warning",
+            "--port", str(port), "--http-port", str(http_port), "--log-level", "warning",
         )  # fmt: skip
-        return Process(command, gw_env(self.work / "home"), self.work / f"extauth-{port}.log")
+        process = Process(command, gw_env(self.work / "home"), self.work / f"extauth-{port}.log")
+        self._keep(process)
+        return process
 
-    def use_servers(self, count: int) -> None:
-        """Point the extauth Upstream at `count` servers; wait until Envoy has them."""
+    def _keep(self, process: Any) -> Any:
+        self.started.append(process)
+        return process
+
+    def use_servers(self, count: int, http: bool = True) -> None:
+        """Point the extauth Upstream at `count` servers, and `extauth-http` at their HTTP
+        checks (`http`; else no such Upstream: every check over gRPC); wait until Envoy has
+        them."""
         (self.folder / "extauth-upstream.yaml").write_text(server_upstream(self.ports[:count]))
+        checks = self.folder / "extauth-http-upstream.yaml"
+        if http:
+            checks.write_text(server_upstream(self.http_ports[:count], "extauth-http"))
+        else:
+            checks.unlink(missing_ok=True)
+
+        def count_hosts(clusters: str, cluster: str) -> int:
+            prefix = f"{cluster}::127.0.0.1:"
+            return len({ln.split("::")[1] for ln in clusters.splitlines() if ln.startswith(prefix)})
 
         def applied() -> bool:
             clusters = httpx.get(self.gw.proxy_admin_url + "/clusters", timeout=5).text
-            hosts = {
-                line.split("::")[1]
-                for line in clusters.splitlines()
-                if line.startswith("extauth_gw-system::127.0.0.1:")
-            }
-            return len(hosts) == count
+            listeners = httpx.get(self.gw.proxy_admin_url + "/config_dump", timeout=5).text
+            return (
+                count_hosts(clusters, "extauth_gw-system") == count
+                and count_hosts(clusters, "extauth-http_gw-system") == (count if http else 0)
+                and ("gw.ext_authz.http" in listeners) == http
+            )
 
         wait_until(applied, timeout=30, what=f"Envoy to use {count} extauth servers")
 
@@ -243,7 +283,9 @@ class Bench:
         return "; ".join(f"{k}={v}" for k, v in agent.cookies.items())
 
     def run(self, scenario: str) -> Run:
-        self.use_servers(2 if scenario.endswith("2-servers") else 1)
+        self.use_servers(
+            2 if scenario.endswith("2-servers") else 1, http=not scenario.endswith("-grpc")
+        )
         headers = {"Host": f"{HOSTS[scenario]}:{self.gw.http_port}"}
         if scenario in self.cookies:
             headers["Cookie"] = self.cookies[scenario]
@@ -283,8 +325,7 @@ class Bench:
         return profile
 
     def stop(self) -> None:
-        processes: list[Any] = [*self.servers, self.gw, self.idp, self.redis]
-        for process in processes:
+        for process in reversed(self.started):
             process.stop()
 
 
@@ -339,13 +380,17 @@ def perf_profile(pid: int, seconds: float, work: Path) -> dict[str, Any]:
     }
 
 
-def write(summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], args: Any) -> None:
+def write(
+    summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], args: Any, load: list[Any]
+) -> None:
+    """`load`: the load average at the start and at the end (other jobs move the numbers)."""
     RESULTS.mkdir(exist_ok=True)
     date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     data: dict[str, Any] = {
         "benchmark": "extauth",
         "date": date,
         "machine": report.machine(),
+        "load_average": {"start": load[0], "end": load[1]},
         "settings": {
             "duration_s": args.duration,
             "reps": args.reps,
@@ -357,16 +402,20 @@ def write(summary: dict[str, Any], runs: list[Run], profile: dict[str, Any], arg
         "profile": profile,
     }
     (RESULTS / "extauth.json").write_text(json.dumps(data, indent=2) + "\n")
-    (RESULTS / "extauth.md").write_text(markdown(summary, profile, args, date))
+    (RESULTS / "extauth.md").write_text(markdown(summary, profile, args, date, load))
 
 
-def markdown(summary: dict[str, Any], profile: dict[str, Any], args: Any, date: str) -> str:
+def markdown(
+    summary: dict[str, Any], profile: dict[str, Any], args: Any, date: str, load: list[Any]
+) -> str:
+    profiled = " --profile" if args.profile else ""
     lines = [
         "# extauth benchmark",
         "",
-        f"`python -m bench.extauth --duration {args.duration} --reps {args.reps}`, "
-        f"{date}, {os.cpu_count()} CPUs. wrk -t1 -c32; Envoy one worker; every "
-        "route a direct `200 ok`; medians over the repetitions.",
+        f"`python -m bench.extauth --duration {args.duration} --reps {args.reps}{profiled}`, "
+        f"{date}, {os.cpu_count()} CPUs, load average at start {load[0]}, at end {load[1]}. "
+        "wrk -t1 -c32; Envoy one worker; every route a direct `200 ok`; medians over the "
+        "repetitions.",
         "",
         "| scenario | req/s (min–max) | vs plain | p50 ms | p99 ms (max) | Envoy CPU µs/req "
         "| extauth CPU µs/req | errors |",
@@ -387,25 +436,26 @@ def markdown(summary: dict[str, Any], profile: dict[str, Any], args: Any, date: 
 
 def reading(summary: dict[str, Any]) -> list[str]:
     """The ceiling the measured CPU costs allow, in words."""
-    redis = summary["gw-extauth-redis"]
+    http, grpc = summary["gw-extauth-redis"], summary["gw-extauth-redis-grpc"]
     two = summary["gw-extauth-redis-2-servers"]
-    envoy_us = redis["cpu_us_per_request"]["envoy"]
-    extauth_us = redis["cpu_us_per_request"]["extauth"]
     plain_us = summary["gw-plain"]["cpu_us_per_request"]["envoy"]
+    envoy_us, extauth_us = (http["cpu_us_per_request"][k] for k in ("envoy", "extauth"))
+    g_envoy, g_extauth = (grpc["cpu_us_per_request"][k] for k in ("envoy", "extauth"))
     cpus = os.cpu_count() or 1
     return [
         "",
-        "Reading: the goal was 5,000 authenticated req/s with p99 under 10 ms. Each "
-        f"authenticated request costs {envoy_us:.0f} µs of Envoy CPU ({envoy_us - plain_us:.0f} "
-        f"µs more than without auth: the gRPC call) and {extauth_us:.0f} µs of the extauth "
-        f"server's. One server process therefore tops out near "
-        f"{1e6 / extauth_us:,.0f} checks/s, and the {cpus} cores near "
+        "Reading: over HTTP/1.1 (the default) an authenticated request costs "
+        f"{envoy_us:.0f} µs of Envoy CPU ({envoy_us - plain_us:.0f} µs more than without "
+        f"auth: the HTTP call) and {extauth_us:.0f} µs of the extauth server's; over gRPC "
+        f"{g_envoy:.0f} and {g_extauth:.0f} µs (`gw-extauth-redis-grpc`, "
+        f"{grpc['rps_median']} req/s against {http['rps_median']}). One server process "
+        f"therefore tops out near {1e6 / extauth_us:,.0f} checks/s over HTTP "
+        f"({1e6 / g_extauth:,.0f} over gRPC), and the {cpus} cores near "
         f"{cpus * 1e6 / (envoy_us + extauth_us):,.0f} req/s even if Envoy, the server and wrk "
         "used them completely; p99 is queueing behind 32 connections, not a stall. Two "
         f"server processes (`gw-extauth-redis-2-servers`, {two['rps_median']} req/s, "
-        f"{two['rps_median'] / redis['rps_median'] - 1:+.0%}) spread the Python work over "
-        "both cores, within the same CPU total: the goal needs a cheaper check than a "
-        "Python gRPC call, or more cores.",
+        f"{two['rps_median'] / http['rps_median'] - 1:+.0%}) spread the Python work over "
+        "both cores, within the same CPU total.",
     ]
 
 
@@ -416,7 +466,7 @@ def profile_lines(profile: dict[str, Any]) -> list[str]:
         "Where the extauth server's CPU goes (`perf`, one `gw-extauth-redis` run). The "
         f"process ran {profile['threads']} threads and switched context "
         f"{switches['voluntary']} times per check voluntarily (a thread handing work to "
-        f"another: grpc.aio's poller thread wakes the event loop for every call) and "
+        f"another, or waiting for the next request) and "
         f"{switches['involuntary']} times involuntarily (preempted: wrk, Envoy and other "
         "processes share the cores). By shared object:",
         "",
@@ -439,6 +489,7 @@ def main() -> None:
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed: run scripts/system-deps")
     work = Path(tempfile.mkdtemp(prefix="gw-bench-extauth-"))
+    load_start = peers.load_average()
     runs: list[Run] = []
     profile: dict[str, Any] = {}
     bench = Bench(work, args.duration)
@@ -457,7 +508,7 @@ def main() -> None:
     finally:
         bench.stop()
     summary = summarize(runs)
-    write(summary, runs, profile, args)
+    write(summary, runs, profile, args, [load_start, peers.load_average()])
     print(json.dumps(summary, indent=2))
     shutil.rmtree(work, ignore_errors=True)
 

@@ -142,6 +142,35 @@ spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
 """
 
 
+def use_extauth(gw: GwUp, folder: Path, port: int, http_port: int | None) -> None:
+    """Point the extauth Upstream of `gw`'s `folder` at the server on `port`, and
+    `extauth-http` at its HTTP checks on `http_port` (None: no such Upstream, every check
+    over gRPC); wait until Envoy has them."""
+    (folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
+    http = folder / "extauth-http-upstream.yaml"
+    if http_port is None:
+        http.unlink(missing_ok=True)
+    else:
+        http.write_text(extauth_upstream(http_port, "extauth-http"))
+
+    def hosts(clusters: str, cluster: str) -> set[str]:
+        prefix = f"{cluster}::127.0.0.1:"
+        return {line.split("::")[1] for line in clusters.splitlines() if line.startswith(prefix)}
+
+    def applied() -> bool:
+        clusters = httpx.get(gw.proxy_admin_url + "/clusters", timeout=5).text
+        listeners = httpx.get(gw.proxy_admin_url + "/config_dump", timeout=5).text
+        http_filter = "gw.ext_authz.http" in listeners
+        return (
+            hosts(clusters, "extauth_gw-system") == {f"127.0.0.1:{port}"}
+            and hosts(clusters, "extauth-http_gw-system")
+            == ({f"127.0.0.1:{http_port}"} if http_port else set())
+            and http_filter == (http_port is not None)
+        )
+
+    wait_until(applied, timeout=30, what=f"Envoy to use the extauth server on {port}")
+
+
 @dataclass
 class Side:
     """One scenario: where wrk sends, with which headers, and whose CPU counts."""
@@ -264,34 +293,7 @@ class Bench:
         )
 
     def use_extauth(self, port: int, http_port: int | None) -> None:
-        """Point the extauth Upstream at the server on `port`, and `extauth-http` at its
-        HTTP checks on `http_port` (None: no such Upstream, every check over gRPC); wait
-        until Envoy has them."""
-        (self.folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
-        http = self.folder / "extauth-http-upstream.yaml"
-        if http_port is None:
-            http.unlink(missing_ok=True)
-        else:
-            http.write_text(extauth_upstream(http_port, "extauth-http"))
-
-        def hosts(clusters: str, cluster: str) -> set[str]:
-            prefix = f"{cluster}::127.0.0.1:"
-            return {
-                line.split("::")[1] for line in clusters.splitlines() if line.startswith(prefix)
-            }
-
-        def applied() -> bool:
-            clusters = httpx.get(self.gw.proxy_admin_url + "/clusters", timeout=5).text
-            listeners = httpx.get(self.gw.proxy_admin_url + "/config_dump", timeout=5).text
-            http_filter = "gw.ext_authz.http" in listeners
-            return (
-                hosts(clusters, "extauth_gw-system") == {f"127.0.0.1:{port}"}
-                and hosts(clusters, "extauth-http_gw-system")
-                == ({f"127.0.0.1:{http_port}"} if http_port else set())
-                and http_filter == (http_port is not None)
-            )
-
-        wait_until(applied, timeout=30, what=f"Envoy to use the extauth server on {port}")
+        use_extauth(self.gw, self.folder, port, http_port)
 
     def _start_apache(self, upstream: int) -> None:
         port = free_port()

@@ -38,6 +38,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "scaled": {"gatewayProxy": {"replicas": 3}, "controlPlane": {"replicas": 2}},
     "everything": {"ratelimit": {"enabled": True}, "redis": {"enabled": True}},
     "plaintext-xds": {"xds": {"tls": False}, "networkPolicy": {"enabled": False}},
+    "extauth-grpc-only": {"extauth": {"httpChecks": {"enabled": False}}},
 }
 
 
@@ -239,7 +240,7 @@ def test_components_listen_on_the_reference_ports() -> None:
     assert ports == {
         "gw": {"grpc-xds": 9977, "https-webhook": 8443, "http-monitoring": 9091},
         "gateway-proxy": {"http": 8080, "https": 8443},
-        "extauth": {"grpc-extauth": 8083},
+        "extauth": {"grpc-extauth": 8083, "http-extauth": 8084},
         "redis": {"redis": 6379},
     }
     gw_service = {
@@ -451,7 +452,7 @@ def test_the_settings_name_the_installs_upstreams_extauth_and_rate_limit() -> No
         assert (upstream.spec.orch.service_name, upstream.spec.orch.service_port) == (name, port)
         assert upstream.spec.orch.service_namespace == "gw-system" and upstream.spec.use_http2
         service_ports = _by(docs, "Service", name)["spec"]["ports"]
-        assert [p["port"] for p in service_ports] == [port]
+        assert [p["port"] for p in service_ports][0] == port  # extauth: then its HTTP checks
     ours = ("Upstream", "Settings", "Service")
     resources = [api.parse_document(copy.deepcopy(d)) for d in docs if d["kind"] in ours]
     resources += [api.parse_document(d) for d in yaml.safe_load_all(SERVER_USERS)]
@@ -562,7 +563,8 @@ def test_network_policies_keep_xds_to_its_clients_and_the_debug_server_to_the_na
     assert {"gateway-proxy", "extauth", "rate-limit"} <= labels
     data_plane = policies["gw-data-plane"]
     proxies_only = [{"podSelector": {"matchLabels": {"gw": "gateway-proxy"}}}]
-    assert _allowed(data_plane, 8083) == _allowed(data_plane, 18081) == proxies_only
+    for port in (8083, 8084, 18081):  # extauth's gRPC and HTTP checks, rate limit
+        assert _allowed(data_plane, port) == proxies_only, port
     redis = policies["gw-redis"]
     assert _allowed(redis, 6379) == [
         {
