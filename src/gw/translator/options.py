@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from gw import defaults
 
-
 #: The default `shard_routes_from`. At 981 virtual hosts in one route configuration Envoy
 #: took 7-13 ms to apply an edit (`bench/propagation.py`), a shard of about 128 well under
 #: one.
 SHARD_ROUTES_FROM = 256
+
 
 @dataclass(frozen=True, slots=True)
 class InstalledServer:
