@@ -33,6 +33,7 @@ _SECRET_FIELDS = frozenset(
         "hashed_password",
         "api_key_sha256",
         "secret_data",
+        "signing_key",
     }
 )
 
@@ -107,6 +108,8 @@ def redact(data: Any) -> Any:
     if isinstance(data, dict):
         if str(data.get("key", "")).lower() in SECRET_HEADERS and "value" in data:
             data = {**data, "value": REDACTED}
+        if '"kty":"oct"' in str(data.get("local_jwks", "")):  # a session pass key
+            data = {**data, "local_jwks": REDACTED}
         return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]

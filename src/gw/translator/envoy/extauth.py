@@ -70,21 +70,22 @@ class ExtAuthz:
         )
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
-        if vhost.extauth is None or not vhost.extauth.active:
+        if not _here(vhost, vhost.extauth):
             return None
-        return _check(vhost.extauth, vhost.extauth_server)
+        assert vhost.extauth is not None
+        return check_settings(vhost.extauth, vhost.extauth_server)
 
     def per_route(
         self, vhost: ir.VirtualHost, route: ir.Route
     ) -> ext_authz_pb2.ExtAuthzPerRoute | None:
         if route.extauth is None:
             return None
-        if not route.extauth.active:
-            if vhost.extauth is None or not vhost.extauth.active:
+        if not _here(vhost, route.extauth):
+            if not _here(vhost, vhost.extauth):
                 return None  # nothing to switch off
             off: ext_authz_pb2.ExtAuthzPerRoute = ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
             return off
-        return _check(route.extauth, vhost.extauth_server)
+        return check_settings(route.extauth, vhost.extauth_server)
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
         return ()
@@ -105,6 +106,7 @@ class ExtAuthzHttp(ExtAuthz):
         config = build_ext_authz(server)
         config.http_service.CopyFrom(extauth_http.http_service(server))  # replaces gRPC
         extauth_http.send_request_id(config)
+        extauth_http.gate_http(config, server)
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config), disabled=True)
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
@@ -166,7 +168,18 @@ def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
     return out
 
 
-def _check(extauth: ir.ExtAuth, server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthzPerRoute:
+def _here(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+    """The gRPC filter checks requests guarded by `extauth`: unless session passes moved
+    the checks of an AuthConfig answered over HTTP to `gw.ext_authz.fallback`."""
+    if extauth is None or not extauth.active:
+        return False
+    server = vhost.extauth_server
+    return not (extauth_http.passes_of(server) and server is not None and server.over_http(extauth))
+
+
+def check_settings(
+    extauth: ir.ExtAuth, server: ir.ExtAuthServer | None
+) -> ext_authz_pb2.ExtAuthzPerRoute:
     settings = ext_authz_pb2.CheckSettings()
     if extauth.config_id is not None:
         settings.context_extensions["config_id"] = extauth.config_id
