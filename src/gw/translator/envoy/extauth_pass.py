@@ -98,15 +98,16 @@ class SessionPassFilter:
         if checked(vhost, vhost.extauth) is None:
             return None
         assert vhost.extauth is not None
-        return jwt_pb2.PerRouteConfig(requirement_name=vhost.extauth.config_id)
+        return _requires(vhost.extauth.config_id)
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
         if route.extauth is None:
             return None  # the host's
         if checked(vhost, route.extauth) is not None:
-            return jwt_pb2.PerRouteConfig(requirement_name=route.extauth.config_id)
+            return _requires(route.extauth.config_id)
         if checked(vhost, vhost.extauth) is not None:
-            return jwt_pb2.PerRouteConfig(disabled=True)
+            off: Message = jwt_pb2.PerRouteConfig(disabled=True)
+            return off
         return None
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
@@ -150,6 +151,11 @@ class ExtAuthzFallback(ExtAuthz):
 def _fallback(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
     server = vhost.extauth_server
     return bool(extauth_http.passes_of(server)) and server is not None and server.over_http(extauth)
+
+
+def _requires(config_id: str | None) -> Message:
+    out: Message = jwt_pb2.PerRouteConfig(requirement_name=config_id)
+    return out
 
 
 def _provider(config_id: str, session_pass: SessionPass) -> jwt_pb2.JwtProvider:

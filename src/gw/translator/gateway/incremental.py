@@ -44,12 +44,12 @@ from gw.translator.clock import same_answers
 from gw.translator.gateway import passes, placement, tls, virtualhosts
 from gw.translator.gateway.build import Build, BuildResult
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.extauth_pass import pass_ttl_s
 from gw.translator.gateway.fallback import DOMAIN_CLAIM, choose_contributions
 from gw.translator.gateway.hostcache import HostCache, Listings, Memo, build_memo, still_valid
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import build_proxies
 from gw.translator.gateway.stagecache import ServerUse, Shared, StageCache, claims_of_key
-from gw.translator.gateway.extauth_pass import pass_ttl_s
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.options import Options
 from gw.translator.refs import (
