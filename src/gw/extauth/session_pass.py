@@ -26,9 +26,9 @@ from gw.wire.extauth import AuthConfig
 from gw.wire.extauth_oidc import CookieOptions, OidcAuthorizationCode
 from gw.wire.extauth_pass import SessionPass
 
-#: Envoy accepts a pass this long past its `exp` (`clock_skew_seconds`): passes end earlier
-#: by as much.
-CLOCK_SKEW_S = 1
+#: Envoy accepts a pass up to this long past its `exp` (`clock_skew_seconds` 1, compared
+#: in whole seconds): passes end earlier by as much, to last no longer than the TTL.
+ENVOY_ALLOWANCE_S = 2
 #: Browsers keep cookies up to 4096 bytes (name, value and attributes).
 MAX_COOKIE = 4000
 _HEADER = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').rstrip(b"=")
@@ -63,7 +63,7 @@ class Passes:
             return None
         if allow.valid_until is None or not self._removable.issuperset(allow.remove_headers):
             return None
-        expires = int(min(now + self.ttl_s, allow.valid_until)) - CLOCK_SKEW_S
+        expires = int(min(now + self.ttl_s, allow.valid_until)) - ENVOY_ALLOWANCE_S
         if expires <= now:
             return None
         claims: dict[str, object] = {"aud": self.config_id, "exp": expires, "iat": int(now)}

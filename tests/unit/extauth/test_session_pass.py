@@ -11,7 +11,7 @@ import pytest
 
 from gw.extauth.cookies import parse_cookies
 from gw.extauth.decisions import Allow, Deny
-from gw.extauth.session_pass import CLOCK_SKEW_S, Passes, sign, verify
+from gw.extauth.session_pass import ENVOY_ALLOWANCE_S, Passes, sign, verify
 from gw.wire import extauth, extauth_oidc
 from gw.wire.extauth_pass import SessionPass
 
@@ -64,7 +64,7 @@ def test_a_pass_carries_the_headers_by_index_and_expires_after_its_ttl() -> None
     )
     cookie = _passes().issue(allow, NOW)
     assert cookie is not None
-    assert cookie == f"gw-pass-1={_token(cookie)}; Max-Age=29; Path=/; HttpOnly"
+    assert cookie == f"gw-pass-1={_token(cookie)}; Max-Age=28; Path=/; HttpOnly"
     claims = jwt.decode(
         _token(cookie),
         KEY,
@@ -74,7 +74,7 @@ def test_a_pass_carries_the_headers_by_index_and_expires_after_its_ttl() -> None
     )
     assert claims == {
         "aud": "ns.oidc",
-        "exp": int(NOW) + 30 - CLOCK_SKEW_S,
+        "exp": int(NOW) + 30 - ENVOY_ALLOWANCE_S,
         "iat": int(NOW),
         "h0": "a@b.c",
         "h1": "tok",
@@ -85,7 +85,7 @@ def test_a_pass_carries_the_headers_by_index_and_expires_after_its_ttl() -> None
 def test_a_pass_never_outlives_its_session() -> None:
     cookie = _passes().issue(Allow(headers=(("x-email", "e"),), valid_until=NOW + 10.5), NOW)
     assert cookie is not None
-    assert verify(_token(cookie), KEY, "ns.oidc", NOW)["exp"] == int(NOW + 10.5) - CLOCK_SKEW_S  # type: ignore[index]
+    assert verify(_token(cookie), KEY, "ns.oidc", NOW)["exp"] == int(NOW + 10.5) - ENVOY_ALLOWANCE_S  # type: ignore[index]
     # A session about to end gets none.
     assert _passes().issue(Allow(valid_until=NOW + 0.5), NOW) is None
 

@@ -44,7 +44,8 @@ from gw.translator.envoy.extauth import ExtAuthz, build_ext_authz, check_setting
 from gw.translator.envoy.packing import pack
 from gw.wire.extauth_pass import SessionPass
 
-#: Envoy's allowance for clock differences; the server ends passes this much earlier.
+#: Envoy's allowance for clock differences (it accepts a pass until `exp` + this, in
+#: whole seconds: up to 2s past `exp`); the server ends passes that much earlier.
 CLOCK_SKEW_S = 1
 #: Verified passes Envoy keeps per AuthConfig (each worker), not to parse them again.
 CACHE_SIZE = 4096

@@ -149,6 +149,12 @@ def extauth_server(
         else None
     )
     named = build_named(named_settings, extauth, owner, refs, report)
+    if extauth is not None and extauth.session_pass is not None and field != "spec.extauth":
+        report.warning(
+            f"{field}.sessionPass",
+            "not supported here: session passes are set in the Settings' extauth (a "
+            "Gateway's own extauth server is asked over gRPC, which passes do not cover)",
+        )
     status = extauth.status_on_error if extauth else None
     if status is not None and status not in _ERROR_CODES:
         report.error(

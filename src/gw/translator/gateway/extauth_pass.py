@@ -38,6 +38,9 @@ from gw.wire.extauth_pass import SessionPass
 
 #: The longest pass: how long a session ended elsewhere may still be let through.
 MAX_TTL_S = 300
+#: The shortest: Envoy accepts a pass up to 2s past its `exp`, which the server makes that
+#: much earlier than the TTL says.
+MIN_TTL_S = 3
 FIELD = "sessionPass.ttl"
 #: Headers a client sends itself (the listener does not strip them): Envoy would add a
 #: pass's copy next to the client's instead of replacing it.
@@ -49,16 +52,16 @@ def pass_ttl_s(extauth: ExtAuthSettings | None) -> int | None:
     if extauth is None or extauth.session_pass is None:
         return None
     seconds = duration_ms(extauth.session_pass.ttl) / 1000
-    return int(seconds) if 1 <= seconds <= MAX_TTL_S else None
+    return int(seconds) if MIN_TTL_S <= seconds <= MAX_TTL_S else None
 
 
 def check_ttl(extauth: ExtAuthSettings | None, field: str, report: ResourceReport) -> None:
-    """A TTL below 1s or above 5m is an error on the Settings (and no pass is made)."""
+    """A TTL below 3s or above 5m is an error on the Settings (and no pass is made)."""
     if extauth is None or extauth.session_pass is None or pass_ttl_s(extauth) is not None:
         return
     report.error(
         f"{field}.{FIELD}",
-        f"session pass TTL {extauth.session_pass.ttl} is out of range: use 1s to 5m (a pass "
+        f"session pass TTL {extauth.session_pass.ttl} is out of range: use 3s to 5m (a pass "
         "lets a session through for that long after it ended elsewhere)",
     )
 
