@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from tests.support.extauth_manifests import extauth_settings
 from tests.support.oidc_agent import Agent
 
 #: Longer than collecting the passes plus one run (`--duration`, 5 s by default).
@@ -23,15 +24,7 @@ COLLECTING_AT_ONCE = 8
 
 def settings(passes: bool) -> str:
     """The bench's Settings: gw's extauth server, with session passes or without."""
-    ttl = f"\n    sessionPass: {{ttl: {PASS_TTL}}}" if passes else ""
-    return f"""apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}
-    requestTimeout: 5s{ttl}
-"""
+    return extauth_settings("5s") + (f"    sessionPass: {{ttl: {PASS_TTL}}}\n" if passes else "")
 
 
 def hands_passes(url: str, host: str, session: str) -> bool:

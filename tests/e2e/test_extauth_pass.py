@@ -23,7 +23,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.extauth_manifests import auth_config, extauth_backends, protected_app
+from tests.support.extauth_manifests import (
+    auth_config,
+    extauth_backends,
+    extauth_settings,
+    protected_app,
+)
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -37,16 +42,7 @@ SECRET = "pass-test-client-secret"
 TTL_S = 4
 HTTP_CHECKS = "cluster.extauth-http_gw-system.upstream_rq_total"
 GRPC_CHECKS = "cluster.extauth_gw-system.upstream_rq_total"
-SETTINGS = f"""
-apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}
-    requestTimeout: 5s
-    sessionPass: {{ttl: {TTL_S}s}}
-"""
+SETTINGS = extauth_settings("5s") + f"    sessionPass: {{ttl: {TTL_S}s}}\n"
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,8 @@ from gw.wire.extauth import AuthConfig, Check
 HTTP_SERVER_URI = "http://not-used.example.com/"
 
 
-class ExtAuthz:
-    name = names.EXT_AUTHZ
+class ExtAuthListenerFilter:
+    """A filter of the extauth family, placed on a listener by its hosts' servers."""
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         return self._filter(vhosts, None)
@@ -46,6 +46,15 @@ class ExtAuthz:
     ) -> hcm_pb2.HttpFilter | None:
         """A Gateway's own `extauth` settings replace the Settings' on its listener."""
         return self._filter(vhosts, listener.plugins.extauth_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
+    ) -> hcm_pb2.HttpFilter | None:
+        raise NotImplementedError
+
+
+class ExtAuthz(ExtAuthListenerFilter):
+    name = names.EXT_AUTHZ
 
     def _filter(
         self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
@@ -69,8 +78,14 @@ class ExtAuthz:
             disabled=True,
         )
 
+    def checks(self, vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+        """This filter checks requests guarded by `extauth`: unless session passes moved
+        the gRPC checks of an AuthConfig answered over HTTP to `gw.ext_authz.fallback`."""
+        active = extauth is not None and extauth.active
+        return active and not extauth_http.checked_by_fallback(vhost, extauth)
+
     def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
-        if not _here(vhost, vhost.extauth):
+        if not self.checks(vhost, vhost.extauth):
             return None
         assert vhost.extauth is not None
         return check_settings(vhost.extauth, vhost.extauth_server)
@@ -80,8 +95,8 @@ class ExtAuthz:
     ) -> ext_authz_pb2.ExtAuthzPerRoute | None:
         if route.extauth is None:
             return None
-        if not _here(vhost, route.extauth):
-            if not _here(vhost, vhost.extauth):
+        if not self.checks(vhost, route.extauth):
+            if not self.checks(vhost, vhost.extauth):
                 return None  # nothing to switch off
             off: ext_authz_pb2.ExtAuthzPerRoute = ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
             return off
@@ -166,15 +181,6 @@ def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
     if server is not None and server.status_on_error is not None:
         out.status_on_error.CopyFrom(http_status_pb2.HttpStatus(code=server.status_on_error))
     return out
-
-
-def _here(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
-    """The gRPC filter checks requests guarded by `extauth`: unless session passes moved
-    the checks of an AuthConfig answered over HTTP to `gw.ext_authz.fallback`."""
-    if extauth is None or not extauth.active:
-        return False
-    server = vhost.extauth_server
-    return not (extauth_http.passes_of(server) and server is not None and server.over_http(extauth))
 
 
 def check_settings(

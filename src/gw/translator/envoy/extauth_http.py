@@ -84,6 +84,13 @@ def passes_of(server: ir.ExtAuthServer | None) -> tuple[tuple[str, SessionPass],
     return (checks.passes or ()) if checks is not None else ()
 
 
+def checked_by_fallback(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+    """With session passes, the gRPC check of an AuthConfig answered over HTTP is
+    `gw.ext_authz.fallback`'s (`envoy/extauth_pass.py`)."""
+    server = vhost.extauth_server
+    return server is not None and bool(passes_of(server)) and server.over_http(extauth)
+
+
 def gate_http(out: ext_authz_pb2.ExtAuthz, server: ir.ExtAuthServer) -> None:
     """`gw.ext_authz.http` stays out where a pass verified, and hands on explicitly."""
     if not passes_of(server):

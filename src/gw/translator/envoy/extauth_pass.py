@@ -40,7 +40,11 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import extauth_http, names
-from gw.translator.envoy.extauth import ExtAuthz, build_ext_authz, check_settings
+from gw.translator.envoy.extauth import (
+    ExtAuthListenerFilter,
+    ExtAuthz,
+    build_ext_authz,
+)
 from gw.translator.envoy.packing import pack
 from gw.wire.extauth_pass import SessionPass
 
@@ -72,16 +76,8 @@ def gate_fallback(out: ext_authz_pb2.ExtAuthz) -> None:
     )
 
 
-class SessionPassFilter:
+class SessionPassFilter(ExtAuthListenerFilter):
     name = names.SESSION_PASS
-
-    def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
-        return self._filter(vhosts, None)
-
-    def for_listener(
-        self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
-    ) -> hcm_pb2.HttpFilter | None:
-        return self._filter(vhosts, listener.plugins.extauth_server)
 
     def _filter(
         self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
@@ -131,27 +127,8 @@ class ExtAuthzFallback(ExtAuthz):
         extauth_http.send_request_id(config)
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config), disabled=True)
 
-    def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
-        if not _fallback(vhost, vhost.extauth):
-            return None
-        assert vhost.extauth is not None
-        return check_settings(vhost.extauth, vhost.extauth_server)
-
-    def per_route(
-        self, vhost: ir.VirtualHost, route: ir.Route
-    ) -> ext_authz_pb2.ExtAuthzPerRoute | None:
-        if route.extauth is None:
-            return None
-        if _fallback(vhost, route.extauth):
-            return check_settings(route.extauth, vhost.extauth_server)
-        if _fallback(vhost, vhost.extauth):
-            return ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
-        return None
-
-
-def _fallback(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
-    server = vhost.extauth_server
-    return bool(extauth_http.passes_of(server)) and server is not None and server.over_http(extauth)
+    def checks(self, vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+        return extauth_http.checked_by_fallback(vhost, extauth)
 
 
 def _requires(config_id: str | None) -> Message:
