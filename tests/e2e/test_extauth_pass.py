@@ -29,6 +29,7 @@ from tests.support.extauth_manifests import (
     extauth_settings,
     protected_app,
 )
+from tests.support.gwctl import gwctl
 from tests.support.oidc_agent import Agent
 from tests.support.oidc_provider import OidcProvider
 from tests.support.ports import free_port
@@ -263,5 +264,9 @@ def test_the_pass_key_is_never_shown(env: dict[str, Any]) -> None:
         for path in ("/snapshots/xds", "/snapshots/proxies", "/statuses")
     ]
     assert '"gw.session_pass"' in shown[0]
+    dump = gwctl(gw.home, "proxy", "dump")
+    assert dump.returncode == 0, dump.stderr
+    assert "gw.session_pass" in dump.stdout and "<redacted>" in dump.stdout
+    shown.append(dump.stdout)
     logs = [gw.process.output(), (gw.state_dir / "logs" / "gw.log").read_text()]
     assert not any('"oct"' in text or "kty" in text for text in shown + logs)

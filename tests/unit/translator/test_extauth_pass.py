@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gw.discovery import ServiceDiscovery
 from gw.store.directory import DirectoryStore
-from gw.translator.dump import message_to_data, proxy_to_data, redact
+from gw.translator.dump import hide_symmetric_jwks, message_to_data, proxy_to_data, redact
 from gw.translator.envoy import names
 from gw.translator.options import Options, new_session_pass_key
 from gw.translator.translation import translate
@@ -56,3 +56,25 @@ def test_redaction_hides_symmetric_jwks_but_not_public_ones() -> None:
     assert redact({"session_pass": {"signing_key": "abc"}}) == {
         "session_pass": {"signing_key": "<redacted>"}
     }
+
+
+def test_gwctl_proxy_dump_hides_pass_keys_in_envoys_config_dump() -> None:
+    """`gwctl proxy dump` prints Envoy's own `/config_dump`, where the key would show."""
+    dump = {
+        "configs": [
+            {
+                "providers": {
+                    "ns.a": {
+                        "local_jwks": {"inline_string": '{"keys":[{"kty":"oct","k":"s3"}]}'},
+                        "from_cookies": ["gw-pass-1"],
+                    }
+                }
+            }
+        ]
+    }
+    hidden = hide_symmetric_jwks(dump)
+    assert hidden["configs"][0]["providers"]["ns.a"] == {
+        "local_jwks": "<redacted>",
+        "from_cookies": ["gw-pass-1"],
+    }
+    assert "s3" not in str(hidden)
