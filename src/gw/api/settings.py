@@ -50,7 +50,7 @@ class ExtAuthRequestBody(Model):
 class SessionPass(Model):
     """`sessionPass` (a gw extension, not a field of the established API): after the
     extauth server allows an OIDC session, Envoy lets that session's requests through by
-    itself for `ttl` (at most 5m), with a signed cookie (docs/extauth.md#session-pass)."""
+    itself for `ttl` (at most 5m), with a signed cookie (docs/extauth.md#session-passes)."""
 
     ttl: Duration
 

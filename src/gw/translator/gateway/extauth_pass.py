@@ -113,7 +113,7 @@ def _pass_headers(auth_config: api.AuthConfig) -> set[str] | None:
             if claim.append:
                 return None
             headers.add(claim.header.lower())
-    if headers & CLIENT_HEADERS or any("." in h for h in headers):
+    if headers & CLIENT_HEADERS:
         return None
     return headers
 
