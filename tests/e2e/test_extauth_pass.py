@@ -8,7 +8,8 @@ the tests that need a live pass take a fresh one and use it before its `exp`, tr
 with a new one when the machine was too slow for that.
 
 Hosts: `localhost:<port>` (AuthConfig `pass-a`, sessions in Redis, token and claim
-headers), `b.test:<port>` (AuthConfig `pass-b`).
+headers), `b.test:<port>` (AuthConfig `pass-b`), `down.test:<port>` (AuthConfig
+`pass-down`, its Redis never up).
 """
 
 from __future__ import annotations
@@ -79,11 +80,21 @@ def _start_gw(work: Path, echo: Echo, idp: OidcProvider, redis: RedisServer) -> 
         "headers": "{idTokenHeader: x-id-token, accessTokenHeader: x-access-token}",
         "identityToken": "{claimsToHeaders: [{claim: email, header: x-email}]}",
     }
+    dead = f"127.0.0.1:{free_port()}"
+    down = (
+        "{failOnFetchFailure: true, redis: "
+        f'{{cookieName: gw-session, options: {{host: "{dead}"}}}}}}'
+    )
     configs = [
         auth_config("pass-a", f"http://localhost:{port}", idp.issuer, **fields),
         auth_config("pass-b", f"http://b.test:{port}", idp.issuer, **fields),
+        auth_config("pass-down", f"http://down.test:{port}", idp.issuer, session=down),
     ]
-    hosts = [("a", "localhost:*", "pass-a"), ("b", "b.test:*", "pass-b")]
+    hosts = [
+        ("a", "localhost:*", "pass-a"),
+        ("b", "b.test:*", "pass-b"),
+        ("down", "down.test:*", "pass-down"),
+    ]
     (folder / "auth.yaml").write_text(
         "---".join(configs) + "---" + "---".join(protected_app(*h, "/public") for h in hosts)
     )
@@ -270,3 +281,21 @@ def test_the_pass_key_is_never_shown(env: dict[str, Any]) -> None:
     shown.append(dump.stdout)
     logs = [gw.process.output(), (gw.state_dir / "logs" / "gw.log").read_text()]
     assert not any('"oct"' in text or "kty" in text for text in shown + logs)
+
+
+def test_what_http_cannot_answer_still_goes_to_the_grpc_check(env: dict[str, Any]) -> None:
+    """With passes on, the gRPC check behind the HTTP one is `gw.ext_authz.fallback`, run
+    when the HTTP answer hands the request on: a 503 (which Envoy would turn into its
+    `statusOnError` over HTTP) still reaches the client as the extauth server said it."""
+    gw: GwUp = env["gw"]
+    client = Agent(gw.url, f"down.test:{gw.http_port}")
+    grpc = _stat(gw, GRPC_CHECKS)
+    down = send_with(client, {"gw-session": "a-session-the-store-cannot-read"})
+    assert (down.status_code, down.text) == (503, "session store unavailable")
+    assert "x-echo-name" not in down.headers
+    assert _stat(gw, GRPC_CHECKS) - grpc == 1
+
+
+def send_with(client: Agent, cookies: dict[str, str]) -> httpx.Response:
+    client.cookies = dict(cookies)
+    return send(client)
