@@ -12,6 +12,9 @@ keep their sessions in the same Redis, and send to the same upstream (nginx answ
   VirtualService guarded by an AuthConfig with Redis sessions (the server keeps what it
   read from Redis for 2 s, its default), checked over HTTP/1.1 (`--http-port`, the
   Upstream `extauth-http`), as `gw up` does;
+- `gw-oidc-redis-pass`: the same, with session passes on (Settings
+  `extauth.sessionPass`, a gw extension, off by default: `bench/oidc_pass.py`): each
+  session sends the pass its first answer set, and Envoy lets it through by itself;
 - `gw-oidc-redis-grpc`: the same server, every check over gRPC (no `extauth-http`
   Upstream): what the HTTP checks save;
 - `gw-oidc-redis-nocache`: the same as the first with a `gw extauth --session-cache 0`,
@@ -51,11 +54,12 @@ from tests.support.processes import GwUp, Process, gw_command, gw_env
 from tests.support.redis_server import RedisServer
 from tests.support.wait import wait_until
 
-from bench import peers, report
+from bench import oidc_pass, peers, report
 from bench.report import RESULTS
 
 SCENARIOS = (
     "gw-oidc-redis",
+    "gw-oidc-redis-pass",
     "apache-oidc-redis",
     "gw-oidc-redis-grpc",
     "gw-oidc-redis-nocache",
@@ -64,6 +68,8 @@ SCENARIOS = (
 )
 RATIOS = (
     ("gw-oidc-redis", "apache-oidc-redis"),
+    ("gw-oidc-redis-pass", "apache-oidc-redis"),
+    ("gw-oidc-redis-pass", "gw-oidc-redis"),
     ("gw-oidc-redis-grpc", "apache-oidc-redis"),
     ("gw-oidc-redis", "gw-oidc-redis-grpc"),
     ("gw-oidc-redis-nocache", "apache-oidc-redis"),
@@ -76,7 +82,7 @@ BODY = "hello world\n"
 
 
 def gw_config(issuer: str, redis: str, port: int, upstream: int) -> str:
-    """Settings, the client secret, an AuthConfig with Redis sessions, the upstream and two
+    """The client secret, an AuthConfig with Redis sessions, the upstream and two
     VirtualServices: `secure` (guarded) and `plain`."""
 
     def host(name: str, options: str) -> str:
@@ -93,15 +99,7 @@ spec:
 """
 
     guard = "\n    options: {extauth: {configRef: {name: oidc, namespace: gw-system}}}"
-    return f"""apiVersion: gw.vendor.io/v1
-kind: Settings
-metadata: {{name: default, namespace: gw-system}}
-spec:
-  extauth:
-    extauthzServerRef: {{name: extauth, namespace: gw-system}}
-    requestTimeout: 5s
----
-apiVersion: v1
+    return f"""apiVersion: v1
 kind: Secret
 metadata: {{name: oauth, namespace: gw-system}}
 type: extauth.vendor.io/oauth
@@ -142,10 +140,15 @@ spec: {{static: {{hosts: [{{addr: 127.0.0.1, port: {port}}}]}}}}
 """
 
 
-def use_extauth(gw: GwUp, folder: Path, port: int, http_port: int | None) -> None:
+def use_extauth(
+    gw: GwUp, folder: Path, port: int, http_port: int | None, *, passes: bool | None = None
+) -> None:
     """Point the extauth Upstream of `gw`'s `folder` at the server on `port`, and
     `extauth-http` at its HTTP checks on `http_port` (None: no such Upstream, every check
-    over gRPC); wait until Envoy has them."""
+    over gRPC), with the Settings' session passes on or off (None: the Settings are left
+    as they are); wait until Envoy has them."""
+    if passes is not None:
+        (folder / "settings.yaml").write_text(oidc_pass.settings(passes))
     (folder / "extauth-upstream.yaml").write_text(extauth_upstream(port))
     http = folder / "extauth-http-upstream.yaml"
     if http_port is None:
@@ -166,6 +169,7 @@ def use_extauth(gw: GwUp, folder: Path, port: int, http_port: int | None) -> Non
             and hosts(clusters, "extauth-http_gw-system")
             == ({f"127.0.0.1:{http_port}"} if http_port else set())
             and http_filter == (http_port is not None)
+            and (passes is None or oidc_pass.pass_filter_on(listeners) == passes)
         )
 
     wait_until(applied, timeout=30, what=f"Envoy to use the extauth server on {port}")
@@ -272,11 +276,12 @@ class Bench:
         cookies = self.logins(gw.url, secure)
         for name, server, port, http_port in (
             ("gw-oidc-redis", cached, cached_port, cached_http),
+            ("gw-oidc-redis-pass", cached, cached_port, cached_http),
             ("gw-oidc-redis-grpc", cached, cached_port, None),
             ("gw-oidc-redis-nocache", uncached, uncached_port, uncached_http),
         ):
             pids = {"proxy": envoy, "auth": server.popen.pid, "redis": self._redis_pid()}
-            self.sides[name] = Side(
+            self.sides[name] = side = Side(
                 name,
                 gw.url + "/bench",
                 {"Host": secure},
@@ -285,6 +290,8 @@ class Bench:
                 peers.rotating_header(self.work / f"{name}.lua", "Cookie", cookies, "/bench"),
                 prepare=lambda p=port, h=http_port: self.use_extauth(p, h),  # type: ignore[misc]
             )
+            if name == "gw-oidc-redis-pass":
+                side.prepare = lambda s=side, p=port, h=http_port: self.collect_passes(s, p, h)
         self.sides["gw-plain"] = Side(
             "gw-plain",
             gw.url + "/bench",
@@ -292,8 +299,32 @@ class Bench:
             {"proxy": envoy},
         )
 
-    def use_extauth(self, port: int, http_port: int | None) -> None:
-        use_extauth(self.gw, self.folder, port, http_port)
+    def collect_passes(self, side: Side, port: int, http_port: int | None) -> None:
+        """Passes on, then every session's pass collected (`oidc_pass`) for `side`'s run;
+        one request with a pass must not reach the extauth server."""
+        self.use_extauth(port, http_port, passes=True)
+        sessions = self.sides["gw-oidc-redis"].cookies
+        host = side.headers["Host"]
+        wait_until(
+            lambda: oidc_pass.hands_passes(self.gw.url, host, sessions[0]),
+            timeout=30,
+            what="the extauth server to hand out session passes",
+        )
+        side.cookies = oidc_pass.with_passes(self.gw.url, host, sessions)
+        assert side.script is not None
+        peers.rotating_header(side.script, "Cookie", side.cookies, "/bench")
+        before = self.checks_asked()
+        answer = httpx.get(side.url, headers={**side.headers, "Cookie": side.cookies[0]}, timeout=5)
+        assert (answer.status_code, answer.text) == (200, BODY), answer
+        assert self.checks_asked() == before, "a request with a pass reached the extauth server"
+
+    def checks_asked(self) -> int:
+        stats = httpx.get(self.gw.proxy_admin_url + "/stats", timeout=5).text
+        return oidc_pass.checks_asked(stats)
+
+    def use_extauth(self, port: int, http_port: int | None, passes: bool = False) -> None:
+        """`use_extauth` for this bench's gw, with session passes on or off."""
+        use_extauth(self.gw, self.folder, port, http_port, passes=passes)
 
     def _start_apache(self, upstream: int) -> None:
         port = free_port()

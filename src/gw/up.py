@@ -33,7 +33,7 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
-from gw.translator.options import GCP_METADATA, InstalledServer, Options
+from gw.translator.options import GCP_METADATA, InstalledServer, Options, new_session_pass_key
 from gw.xds.tls import is_loopback
 
 
@@ -87,6 +87,7 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         ratelimit_server=_installed(options.bind, options.ratelimit_port),
         route_stats=options.route_stats,
         gcp_metadata_server=options.gcp_metadata_server,
+        session_pass_key=new_session_pass_key(),
     )
     envoy = _envoy(options)
     children = _components(options, translate_options.namespace)

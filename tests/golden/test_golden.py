@@ -33,13 +33,20 @@ ALL_CASES = sorted(CASES.glob("*.in.yaml")) + sorted(UP_CASES.glob("*.in.yaml"))
 #: Goldens are translated as of this moment (2026-06-01 UTC), so certificate expiry is
 #: checked and the output never depends on the day the test runs.
 GOLDEN_NOW = 1_780_272_000.0
+#: The control plane makes a random key at start; goldens use this one (dumps redact it).
+GOLDEN_PASS_KEY = b"golden session pass key, 32 byte"
 
 
 def options_for(case: Path) -> Options:
     """How the case is translated: as `gw up` does for cases under `cases/up/`."""
     if case.parent == UP_CASES:
-        return Options(now=GOLDEN_NOW, extauth_server=UP_EXTAUTH, ratelimit_server=UP_RATELIMIT)
-    return Options(now=GOLDEN_NOW)
+        return Options(
+            now=GOLDEN_NOW,
+            extauth_server=UP_EXTAUTH,
+            ratelimit_server=UP_RATELIMIT,
+            session_pass_key=GOLDEN_PASS_KEY,
+        )
+    return Options(now=GOLDEN_NOW, session_pass_key=GOLDEN_PASS_KEY)
 
 
 def case_id(case: Path) -> str:

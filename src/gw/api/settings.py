@@ -47,6 +47,14 @@ class ExtAuthRequestBody(Model):
     pack_as_bytes: bool = False
 
 
+class SessionPass(Model):
+    """`sessionPass` (a gw extension, not a field of the established API): after the
+    extauth server allows an OIDC session, Envoy lets that session's requests through by
+    itself for `ttl` (at most 5m), with a signed cookie (docs/extauth.md#session-passes)."""
+
+    ttl: Duration
+
+
 class ExtAuthSettings(Model):
     extauthz_server_ref: ResourceRef | None = None
     http_service: ExtAuthHttpService | None = None
@@ -59,6 +67,7 @@ class ExtAuthSettings(Model):
     clear_route_cache: bool = False
     transport_api_version: str | None = None
     stat_prefix: str | None = None
+    session_pass: SessionPass | None = None
 
 
 class UdsOptions(Model):

@@ -275,7 +275,7 @@ def controlplane(
     """Run the control plane alone: store, discovery, translator, xDS server (and the debug
     server when START_STATS_SERVER is set), serving a folder (--dir) or the cluster (--orch)."""
     from gw.servers import Serving
-    from gw.translator.options import Options
+    from gw.translator.options import Options, new_session_pass_key
 
     if (folder is None) == (not orch):
         raise typer.BadParameter("give either --dir FOLDER or --orch")
@@ -288,6 +288,7 @@ def controlplane(
         https_port=https_port,
         route_stats=route_stats,
         gcp_metadata_server=metadata_server(gcp_metadata_server),
+        session_pass_key=new_session_pass_key(),
     )
     serving = Serving(
         bind=bind,

@@ -103,7 +103,8 @@ def dump(
 ) -> None:
     """Print the configuration held by a proxy instance.
 
-    Envoy's own `/config_dump` (JSON); Envoy redacts private keys in it.
+    Envoy's own `/config_dump` (JSON); Envoy redacts private keys in it, and the session
+    pass keys (symmetric JWKS) are hidden here.
     """
     query = "?include_eds" if include_eds else ""
     typer.echo(_admin(connect(admin_url), name, namespace, "POST", "/config_dump" + query))
@@ -166,6 +167,8 @@ def _admin(install: Install, name: str, namespace: str, method: str, path: str) 
             f"{response.status_code}: {response.text.strip()}"
         )
     if path.startswith("/config_dump"):
-        # Re-indent consistently; the content is Envoy's, untouched.
-        return json.dumps(response.json(), indent=2)
+        from gw.translator.dump import hide_symmetric_jwks  # loads the protos: only here
+
+        # Re-indent consistently; the content is Envoy's, session pass keys hidden.
+        return json.dumps(hide_symmetric_jwks(response.json()), indent=2)
     return response.text

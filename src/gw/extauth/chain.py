@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from gw.extauth.checks import Check
 from gw.extauth.decisions import Allow, Decision, Deny, Request, State, merge
+from gw.extauth.session_pass import Passes
 from gw.wire import extauth_expr
 from gw.wire.extauth import AuthConfig
 from gw.wire.extauth_expr import AllOf, AnyOf, Expr, Not, Ref
@@ -47,11 +48,13 @@ class Chain:
             extauth_expr.parse(config.boolean_expr, names) if config.boolean_expr else None
         )
         self.user_id_header = config.user_id_header
+        self.passes = Passes.for_config(config)
 
     async def check(self, request: Request) -> Decision:
         for check in self._ordered:
             if check.owns(request):
-                return await check.check(request, {})
+                decision = await check.check(request, {})
+                return self.passes.cleared(decision) if self.passes else decision
         if self.expr is None and len(self._ordered) == 1:
             return self._identified(await self._ordered[0].check(request, {}))
         run = _Run(request)

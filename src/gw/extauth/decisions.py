@@ -81,6 +81,9 @@ class Allow:
     metadata: tuple[tuple[str, str], ...] = ()
     #: Who the request is from, when a step identified a user (an API key's secret name).
     user: str | None = None
+    #: Until when (Unix seconds) the session that allowed it stays valid, if a session
+    #: did: a session pass (`session_pass.py`) never outlives it.
+    valid_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +122,5 @@ def merge(allows: list[Allow]) -> Allow:
         response_headers=tuple(h for a in allows for h in a.response_headers),
         metadata=tuple(m for a in allows for m in a.metadata),
         user=users[-1] if users else None,
+        valid_until=min((a.valid_until for a in allows if a.valid_until is not None), default=None),
     )

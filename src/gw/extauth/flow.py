@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
@@ -177,7 +178,8 @@ class RelyingParty:
                 return None
             tokens, set_cookies = refreshed
         state["jwt"] = tokens.id_token
-        return await self.forwarding.allow(tokens, tuple(set_cookies))
+        allowed = await self.forwarding.allow(tokens, tuple(set_cookies))
+        return replace(allowed, valid_until=tokens.expires_at - buffer)
 
     async def _verified_cookie_tokens(self, tokens: Tokens) -> Tokens | None:
         """Cookie sessions carry their own ID token: it must verify (cached by token)."""

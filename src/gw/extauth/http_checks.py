@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from http import HTTPStatus
 from typing import Any
 
@@ -49,8 +50,11 @@ CONFIG_HEADER = "x-gw-extauth-config"
 #: The answer header that says "decided here": Envoy's `dynamic_metadata_from_headers`
 #: turns it into metadata, which the gRPC filter's `filter_enabled_metadata` reads.
 DECIDED_HEADER = "x-gw-extauth-decided"
-#: "Ask the gRPC filter": an allow without the decided header.
-FALLBACK = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
+#: "Ask the gRPC filter": an allow without the decided header, which says so (where
+#: session passes are on, only this header lets the gRPC check run: Envoy ignores it
+#: elsewhere).
+FALLBACK_HEADER = "x-gw-extauth-fallback"
+FALLBACK = b"HTTP/1.1 200 OK\r\n" + FALLBACK_HEADER.encode() + b": 1\r\ncontent-length: 0\r\n\r\n"
 ALLOWED_CACHE_SIZE = 10_000
 #: A check request's head larger than this is refused (Envoy's own limit is 60 KiB).
 MAX_HEAD = 96 * 1024
@@ -80,6 +84,11 @@ class HttpChecks:
             log.exception("extauth %s: HTTP check failed", config_id)
             return FALLBACK
         if isinstance(decision, Allow):
+            passes = chain.passes
+            if passes is not None:  # a new pass each time: not kept
+                passed = passes.with_pass(decision, time.time())
+                if passed is not decision:
+                    return encode(passed)
             answer = self._allowed.get(decision)
             if answer is None:
                 if len(self._allowed) >= ALLOWED_CACHE_SIZE:

@@ -33,6 +33,7 @@ _SECRET_FIELDS = frozenset(
         "hashed_password",
         "api_key_sha256",
         "secret_data",
+        "signing_key",
     }
 )
 
@@ -107,9 +108,27 @@ def redact(data: Any) -> Any:
     if isinstance(data, dict):
         if str(data.get("key", "")).lower() in SECRET_HEADERS and "value" in data:
             data = {**data, "value": REDACTED}
+        data = without_symmetric_jwks(data)
         return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]
+    return data
+
+
+def without_symmetric_jwks(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with an inline JWKS of symmetric keys (session pass keys, in Envoy's
+    `jwt_authn` providers) hidden; public key sets stay readable."""
+    if '"kty":"oct"' in str(data.get("local_jwks", "")):
+        return {**data, "local_jwks": REDACTED}
+    return data
+
+
+def hide_symmetric_jwks(data: Any) -> Any:
+    """`without_symmetric_jwks` all the way down (Envoy's own `/config_dump`)."""
+    if isinstance(data, dict):
+        return {k: hide_symmetric_jwks(v) for k, v in without_symmetric_jwks(data).items()}
+    if isinstance(data, list):
+        return [hide_symmetric_jwks(v) for v in data]
     return data
 
 

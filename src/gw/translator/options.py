@@ -7,7 +7,8 @@ translator), so that the same snapshot and options always give the same output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 
 from gw import defaults
 
@@ -68,6 +69,15 @@ class Options:
     route_stats: bool = False
     #: The metadata server `gcp` Upstreams get identity tokens from (through the proxy).
     gcp_metadata_server: InstalledServer = GCP_METADATA
+    #: The key session passes are signed with (Settings `extauth.sessionPass`), made by
+    #: the control plane at start (`new_session_pass_key`); None: no passes. Never shown.
+    session_pass_key: bytes | None = field(default=None, repr=False)
+
+
+def new_session_pass_key() -> bytes:
+    """A random key for this run: a restart only sends clients through the extauth
+    server once more, for a new pass."""
+    return secrets.token_bytes(32)
 
 
 #: The servers `gw up` runs when given no ports (what `gwctl validate` assumes).

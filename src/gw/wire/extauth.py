@@ -24,6 +24,7 @@ from gw.wire.extauth_jwt import JwtStep
 from gw.wire.extauth_ldap import Ldap
 from gw.wire.extauth_oidc import OidcAuthorizationCode
 from gw.wire.extauth_opa import OpaAuth
+from gw.wire.extauth_pass import SessionPass
 from gw.wire.extauth_passthrough import PassThroughAuth
 
 #: Every kind of check, told apart by its `kind` field.
@@ -62,3 +63,6 @@ class AuthConfig:
     #: Settings `extauth.userIdHeader`: the header that carries the user a step identified
     #: (an API key's secret name); removed from requests that did not set it.
     user_id_header: str | None = None
+    #: Settings `extauth.sessionPass` for this AuthConfig (`extauth_pass`); None: no pass
+    #: (left out of the Struct, so AuthConfigs without one read as before).
+    session_pass: SessionPass | None = None

@@ -35,8 +35,8 @@ from gw.wire.extauth import AuthConfig, Check
 HTTP_SERVER_URI = "http://not-used.example.com/"
 
 
-class ExtAuthz:
-    name = names.EXT_AUTHZ
+class ExtAuthListenerFilter:
+    """A filter of the extauth family, placed on a listener by its hosts' servers."""
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         return self._filter(vhosts, None)
@@ -46,6 +46,15 @@ class ExtAuthz:
     ) -> hcm_pb2.HttpFilter | None:
         """A Gateway's own `extauth` settings replace the Settings' on its listener."""
         return self._filter(vhosts, listener.plugins.extauth_server)
+
+    def _filter(
+        self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
+    ) -> hcm_pb2.HttpFilter | None:
+        raise NotImplementedError
+
+
+class ExtAuthz(ExtAuthListenerFilter):
+    name = names.EXT_AUTHZ
 
     def _filter(
         self, vhosts: Sequence[ir.VirtualHost], own: ir.ExtAuthServer | None
@@ -69,22 +78,29 @@ class ExtAuthz:
             disabled=True,
         )
 
+    def checks(self, vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+        """This filter checks requests guarded by `extauth`: unless session passes moved
+        the gRPC checks of an AuthConfig answered over HTTP to `gw.ext_authz.fallback`."""
+        active = extauth is not None and extauth.active
+        return active and not extauth_http.checked_by_fallback(vhost, extauth)
+
     def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
-        if vhost.extauth is None or not vhost.extauth.active:
+        if not self.checks(vhost, vhost.extauth):
             return None
-        return _check(vhost.extauth, vhost.extauth_server)
+        assert vhost.extauth is not None
+        return check_settings(vhost.extauth, vhost.extauth_server)
 
     def per_route(
         self, vhost: ir.VirtualHost, route: ir.Route
     ) -> ext_authz_pb2.ExtAuthzPerRoute | None:
         if route.extauth is None:
             return None
-        if not route.extauth.active:
-            if vhost.extauth is None or not vhost.extauth.active:
+        if not self.checks(vhost, route.extauth):
+            if not self.checks(vhost, vhost.extauth):
                 return None  # nothing to switch off
             off: ext_authz_pb2.ExtAuthzPerRoute = ext_authz_pb2.ExtAuthzPerRoute(disabled=True)
             return off
-        return _check(route.extauth, vhost.extauth_server)
+        return check_settings(route.extauth, vhost.extauth_server)
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:
         return ()
@@ -105,6 +121,7 @@ class ExtAuthzHttp(ExtAuthz):
         config = build_ext_authz(server)
         config.http_service.CopyFrom(extauth_http.http_service(server))  # replaces gRPC
         extauth_http.send_request_id(config)
+        extauth_http.gate_http(config, server)
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config), disabled=True)
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> ext_authz_pb2.ExtAuthzPerRoute | None:
@@ -166,7 +183,9 @@ def build_ext_authz(server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthz:
     return out
 
 
-def _check(extauth: ir.ExtAuth, server: ir.ExtAuthServer | None) -> ext_authz_pb2.ExtAuthzPerRoute:
+def check_settings(
+    extauth: ir.ExtAuth, server: ir.ExtAuthServer | None
+) -> ext_authz_pb2.ExtAuthzPerRoute:
     settings = ext_authz_pb2.CheckSettings()
     if extauth.config_id is not None:
         settings.context_extensions["config_id"] = extauth.config_id

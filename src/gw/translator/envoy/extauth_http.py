@@ -34,6 +34,7 @@ from google.protobuf import struct_pb2
 
 from gw.translator import ir
 from gw.translator.envoy.packing import duration
+from gw.wire.extauth_pass import SessionPass
 
 #: The route metadata naming a route's AuthConfig for the HTTP check.
 METADATA_NAMESPACE = "gw.extauth"
@@ -42,6 +43,10 @@ DECIDED_HEADER = "x-gw-extauth-decided"
 #: The namespace Envoy's ext_authz filters write their dynamic metadata in (whatever the
 #: filter's name).
 EXT_AUTHZ_METADATA = "envoy.filters.http.ext_authz"
+#: Where `gw.session_pass` puts a verified pass's payload (jwt_authn's namespace).
+PAYLOAD_KEY = "gw_session_pass"
+JWT_AUTHN_METADATA = "envoy.filters.http.jwt_authn"
+FALLBACK_HEADER = "x-gw-extauth-fallback"
 #: The HTTP auth server is addressed through its cluster; Envoy needs some URI all the same.
 SERVER_URI = "http://extauth-http/"
 
@@ -72,6 +77,34 @@ def gate(out: ext_authz_pb2.ExtAuthz) -> None:
             invert=True,
         )
     )
+
+
+def passes_of(server: ir.ExtAuthServer | None) -> tuple[tuple[str, SessionPass], ...]:
+    checks = server.http_checks if server is not None else None
+    return (checks.passes or ()) if checks is not None else ()
+
+
+def checked_by_fallback(vhost: ir.VirtualHost, extauth: ir.ExtAuth | None) -> bool:
+    """With session passes, the gRPC check of an AuthConfig answered over HTTP is
+    `gw.ext_authz.fallback`'s (`envoy/extauth_pass.py`)."""
+    server = vhost.extauth_server
+    return server is not None and bool(passes_of(server)) and server.over_http(extauth)
+
+
+def gate_http(out: ext_authz_pb2.ExtAuthz, server: ir.ExtAuthServer) -> None:
+    """`gw.ext_authz.http` stays out where a pass verified, and hands on explicitly."""
+    if not passes_of(server):
+        return
+    out.filter_enabled_metadata.CopyFrom(
+        metadata_pb2.MetadataMatcher(
+            filter=JWT_AUTHN_METADATA,
+            path=[metadata_pb2.MetadataMatcher.PathSegment(key=PAYLOAD_KEY)],
+            value=value_pb2.ValueMatcher(present_match=True),
+            invert=True,
+        )
+    )
+    response = out.http_service.authorization_response
+    response.dynamic_metadata_from_headers.patterns.add(exact=FALLBACK_HEADER, ignore_case=True)
 
 
 def send_request_id(out: ext_authz_pb2.ExtAuthz) -> None:

@@ -12,10 +12,20 @@ from google.protobuf.message import Message
 
 from gw.translator import ir
 from gw.translator.envoy import names
+from gw.wire.extauth import AuthConfig
 from gw.wire.structs import to_struct
 
 
 def build_extauth_resources(proxy: ir.Proxy) -> dict[str, dict[str, Message]]:
     """Resources of the extauth role: type URL → config id → Struct (always the type, so
     that a server subscribed to it learns that there are no configs)."""
-    return {names.AUTH_CONFIG: {a.config_id: to_struct(a) for a in proxy.auth_configs}}
+    return {names.AUTH_CONFIG: {a.config_id: _struct(a) for a in proxy.auth_configs}}
+
+
+def _struct(config: AuthConfig) -> Message:
+    """An AuthConfig without a session pass has no `session_pass` key (the servers read
+    an absent key as None), so Settings without one serve exactly what they did before."""
+    out = to_struct(config)
+    if config.session_pass is None:
+        del out.fields["session_pass"]
+    return out

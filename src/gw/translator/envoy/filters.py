@@ -28,6 +28,7 @@ from gw.translator.envoy.cors import CorsFilter
 from gw.translator.envoy.csrf import CsrfFilter
 from gw.translator.envoy.dynamicforwardproxy import DynamicForwardProxyFilter
 from gw.translator.envoy.extauth import ExtAuthz, ExtAuthzHttp
+from gw.translator.envoy.extauth_pass import ExtAuthzFallback, SessionPassFilter
 from gw.translator.envoy.faults import FaultFilter
 from gw.translator.envoy.gcp import GcpAuthnFilter
 from gw.translator.envoy.grpc_json import GrpcJsonFilter
@@ -115,7 +116,9 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     LocalRateLimitFilter(),
     GlobalRateLimitFilter("early"),
     JwtFilter("before"),
+    SessionPassFilter(),
     ExtAuthzHttp(),
+    ExtAuthzFallback(),
     ExtAuthz(),
     JwtFilter("after"),
     RbacFilter(),

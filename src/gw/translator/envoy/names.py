@@ -48,6 +48,10 @@ RBAC = "envoy.filters.http.rbac"
 EXT_AUTHZ = "envoy.filters.http.ext_authz"
 #: The second ext_authz filter, for the checks gw's extauth server answers over HTTP.
 EXT_AUTHZ_HTTP = "gw.ext_authz.http"
+#: With session passes: the session pass check (jwt_authn) before the HTTP checks, and
+#: the gRPC check of what the HTTP checks hand on (`envoy/extauth_pass.py`).
+SESSION_PASS = "gw.session_pass"
+EXT_AUTHZ_FALLBACK = "gw.ext_authz.fallback"
 LOCAL_RATELIMIT = "envoy.filters.http.local_ratelimit"
 RATELIMIT = "envoy.filters.http.ratelimit"
 HEALTH_CHECK = "envoy.filters.http.health_check"

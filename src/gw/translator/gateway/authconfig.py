@@ -29,6 +29,7 @@ from gw.translator.gateway import (
 )
 from gw.translator.gateway.authstep import Needs, StepContext
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.extauth_pass import with_pass
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 from gw.wire import extauth, extauth_expr, extauth_jwt
@@ -95,9 +96,14 @@ KINDS: tuple[Kind, ...] = (
 
 
 def build_auth_configs(
-    snapshot: Snapshot, settings: api.Settings | None, refs: Refs, reports: Reports
+    snapshot: Snapshot,
+    settings: api.Settings | None,
+    refs: Refs,
+    reports: Reports,
+    pass_key: bytes | None = None,
 ) -> dict[ResourceKey, Contribution]:
-    """`settings`: the Settings read (their `extauth.userIdHeader`)."""
+    """`settings`: the Settings read (their `extauth.userIdHeader` and `sessionPass`);
+    `pass_key`: the control plane's session pass key."""
     extauth = settings.spec.extauth if settings is not None else None
     user_id_header = (
         (extauth.user_id_header if extauth else None) or DEFAULT_USER_ID_HEADER
@@ -107,6 +113,7 @@ def build_auth_configs(
         report = reports.of(auth_config.key)
         built = build_auth_config(auth_config, refs, report, user_id_header)
         if built is not None and not report.errors:
+            built = with_pass(built, auth_config, extauth, pass_key)
             out[auth_config.key] = Contribution(auth_configs=(built,))
     return out
 

@@ -25,6 +25,7 @@ from gw.translator import ir
 from gw.translator.gateway.authconfig import config_id, envoy_needs
 from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.extauth_http import build_http_checks
+from gw.translator.gateway.extauth_pass import check_ttl
 from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
 from gw.translator.gateway.servers import ServerKind
 from gw.translator.refs import Refs
@@ -114,7 +115,7 @@ class ExtAuthResolver:
                             name=f"{vhost_name}-extauth-{kind}-{len(out)}",
                             match=match,
                             action=FLOW_ROUTE_RESPONSE,
-                            extauth=ir.ExtAuth(config_id=ident),
+                            extauth=ir.ExtAuth(config_id=ident, flow=kind),
                         )
                     )
         return out
@@ -128,6 +129,7 @@ def build_extauth_server(
     extauth, named_settings = settings.spec.extauth, settings.spec.named_extauth
     if (extauth is None or extauth.extauthz_server_ref is None) and not named_settings:
         return None
+    check_ttl(extauth, "spec.extauth", report)
     return extauth_server(extauth, named_settings, settings.key, "spec.extauth", refs, report)
 
 
@@ -147,6 +149,12 @@ def extauth_server(
         else None
     )
     named = build_named(named_settings, extauth, owner, refs, report)
+    if extauth is not None and extauth.session_pass is not None and field != "spec.extauth":
+        report.warning(
+            f"{field}.sessionPass",
+            "not supported here: session passes are set in the Settings' extauth (a "
+            "Gateway's own extauth server is asked over gRPC, which passes do not cover)",
+        )
     status = extauth.status_on_error if extauth else None
     if status is not None and status not in _ERROR_CODES:
         report.error(

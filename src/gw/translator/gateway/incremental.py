@@ -44,6 +44,7 @@ from gw.translator.clock import same_answers
 from gw.translator.gateway import passes, placement, tls, virtualhosts
 from gw.translator.gateway.build import Build, BuildResult
 from gw.translator.gateway.contribution import Contribution
+from gw.translator.gateway.extauth_pass import pass_ttl_s
 from gw.translator.gateway.fallback import DOMAIN_CLAIM, choose_contributions
 from gw.translator.gateway.hostcache import HostCache, Listings, Memo, build_memo, still_valid
 from gw.translator.gateway.orch import add_service_clusters
@@ -103,6 +104,9 @@ def fingerprint(build: Build) -> tuple[Any, ...]:
     rules = (build.require_rbac, build.route_policy)
     plain = not proxies and all(g.kind == "http" for g in build.gateways)
     plain = plain and not _http_checks_upstream_rejected(build)
+    # Session passes are keyed by each AuthConfig's version and attached to every host
+    # when contributions are assembled: the full build does that.
+    plain = plain and pass_ttl_s(build.settings.spec.extauth if build.settings else None) is None
     return (options, rules, build.servers, build.gateways, plain)
 
 

@@ -156,7 +156,13 @@ def build_upstream_clusters(build: Build) -> None:
 def build_server_configs(build: Build) -> None:
     """What the extauth and rate-limit servers are served: AuthConfigs, RateLimitConfigs."""
     build.built.update(
-        build_auth_configs(build.snapshot, build.settings, build.refs, build.reports)
+        build_auth_configs(
+            build.snapshot,
+            build.settings,
+            build.refs,
+            build.reports,
+            build.options.session_pass_key,
+        )
     )
     build.built.update(
         build_rate_limit_configs(build.snapshot, build.reports, build.settings, build.settings_key)

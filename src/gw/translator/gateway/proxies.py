@@ -30,6 +30,7 @@ from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.endpoints import with_endpoints
 from gw.translator.gateway.extauth_http import without_missing_cluster
+from gw.translator.gateway.extauth_pass import with_passes
 from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.servers import Servers
 from gw.translator.options import Options
@@ -69,8 +70,9 @@ def assemble(
             secrets.setdefault(secret.name, secret)
         auth_configs.extend(contribution.auth_configs)
         rate_limit_configs.extend(contribution.rate_limit_configs)
+    passes = {a.config_id: a.session_pass for a in auth_configs if a.session_pass is not None}
     for role, vhosts in by_role.items():
-        by_role[role] = [without_missing_cluster(v, clusters) for v in vhosts]
+        by_role[role] = [with_passes(without_missing_cluster(v, clusters), passes) for v in vhosts]
     grpc = servers.clusters() | _gateway_servers(gateways)
     served = []
     for name in sorted(clusters):

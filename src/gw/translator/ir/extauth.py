@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gw.wire.extauth_pass import SessionPass
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CustomAuth:
@@ -25,6 +27,9 @@ class ExtAuth:
 
     config_id: str | None
     custom: CustomAuth | None = None
+    #: A route of an OIDC login's own requests (`callback`, `logout`, `frontchannel`):
+    #: they always reach the extauth server, session pass or not.
+    flow: str | None = None
 
     @property
     def active(self) -> bool:
@@ -63,6 +68,11 @@ class HttpChecks:
     config_ids: tuple[str, ...]
     upstream_headers: tuple[str, ...] = ()
     appended_headers: tuple[str, ...] = ()
+    #: Session passes (`gateway/extauth_pass.py`) by config id; None: none.
+    passes: tuple[tuple[str, SessionPass], ...] | None = None
+
+    def session_pass(self, config_id: str | None) -> SessionPass | None:
+        return dict(self.passes or ()).get(config_id or "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
