@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc]
             if len(_RESOLVED) < _RESOLVED_MAX and (value is None or len(value) <= 64):
                 _RESOLVED[key] = tag
         return tag
+
 
 #: Where a limit is set, as messages name it.
 SETTING = "Settings spec.directoryConfigSource"
@@ -225,8 +227,8 @@ def _constructed(loader: Any, node: Any) -> Any:
 def _build(loader: Any, node: Any) -> Any:
     tag, kind = node.tag, type(node)
     if kind is yaml.ScalarNode:
-        if tag == _STR:
-            return node.value
+        if tag == _STR:  # short texts (names, kinds, namespaces) shared, not copied
+            return sys.intern(node.value) if len(node.value) <= 64 else node.value
         if tag in _SCALARS:
             return loader.yaml_constructors[tag](loader, node)
     elif kind is yaml.MappingNode and tag == _MAP:
