@@ -141,9 +141,12 @@ class ControlPlane:
 
     async def run(self) -> None:
         # What exists now (modules, classes, descriptors) lives as long as the process:
-        # keep it out of every later collection, which then scans only configuration.
+        # keep it out of every later collection, which then scans only configuration. What
+        # a read or a translation makes is frozen as the collector resumes after them
+        # (`gw.collector`); the full collections below take whatever garbage it held.
         gc.collect()
         gc.freeze()
+        collector.freezing(True)
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(supervise("store", self._follow_store), name="store")
             tasks.create_task(supervise("translation", self._translate_forever), name="translation")

@@ -43,3 +43,16 @@ def test_the_collector_runs_again_after_an_exception(collecting: None) -> None:
     with pytest.raises(RuntimeError), collector.paused():
         raise RuntimeError("translation failed")
     assert gc.isenabled()
+
+
+def test_a_freezing_process_freezes_what_the_pause_made(collecting: None) -> None:
+    """The control plane's policy: what a read or a translation made is not scanned by the
+    next young collection (the control plane's own full collections take it)."""
+    collector.freezing(True)
+    try:
+        with collector.paused():
+            made = [[] for _ in range(1000)]
+        assert gc.get_freeze_count() >= len(made)
+    finally:
+        collector.freezing(False)
+        gc.unfreeze()
