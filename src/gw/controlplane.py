@@ -147,9 +147,14 @@ class ControlPlane:
         gc.collect()
         gc.freeze()
         collector.freezing(True)
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(supervise("store", self._follow_store), name="store")
-            tasks.create_task(supervise("translation", self._translate_forever), name="translation")
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(supervise("store", self._follow_store), name="store")
+                tasks.create_task(
+                    supervise("translation", self._translate_forever), name="translation"
+                )
+        finally:
+            collector.freezing(False)
 
     async def _follow_store(self) -> None:
         async for snapshot in self.store.watch():

@@ -101,7 +101,8 @@ def pack_resources(
     resources: Mapping[str, Mapping[str, Message]], previous: NodeSnapshot | None = None
 ) -> NodeSnapshot:
     """`resources` packed, reusing what `previous` packed of the same messages (with the
-    garbage collector paused: at 100,000 resources its passes over the heap cost half)."""
+    garbage collector paused: at 100,000 resources its passes over the heap were nine
+    tenths of packing)."""
     with collector.paused():
         return _packed(resources, previous)
 
