@@ -6,8 +6,8 @@ cache's best case.
 
 Cold start: each size runs in a fresh process that reads the folder (parse + validate),
 translates it through the control plane's own call (`translate_with_gc_paused`, as
-`gw controlplane` runs it), and packs it for xDS (serialize + hash, what the xDS cache
-does).
+`gw controlplane` runs it, with its garbage-collector policy: `gw.collector.freezing`),
+and packs it for xDS (serialize + hash, what the xDS cache does).
 
 After a change, in the same process, `EDITS` times each (medians reported):
 - one VirtualService edited (its route's prefix changes; the file holding it and 99 others
@@ -55,6 +55,7 @@ from gw.translator.options import Options
 from gw.xds.cache import pack_resources
 
 folder, count, edits = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+from gw import collector; collector.freezing(True)  # as gw controlplane runs
 store = DirectoryStore(folder)
 t0 = time.perf_counter(); snapshot = store.scan()
 t1 = time.perf_counter()

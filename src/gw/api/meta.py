@@ -33,6 +33,16 @@ class Model(BaseModel):
         frozen=True,
     )
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Models with the same fields set share one set of their names (pydantic gives each
+        its own; at 100,000 VirtualServices of nine models each, 190 MB of equal sets).
+        Safe because models are frozen: pydantic changes the set only when a field is
+        assigned, and copies it in `model_copy`."""
+        fields = self.__pydantic_fields_set__
+        shared = _FIELDS_SET.setdefault(frozenset(fields), fields)
+        if shared is not fields:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
+
     @model_validator(mode="before")
     @classmethod
     def _null_is_unset(cls, data: Any) -> Any:
@@ -40,6 +50,10 @@ class Model(BaseModel):
             refused = _not_nullable(cls)
             return {k: v for k, v in data.items() if v is not None or k not in refused}
         return data
+
+
+#: The one set of field names shared by the models that have those fields set.
+_FIELDS_SET: dict[frozenset[str], set[str]] = {}
 
 
 @cache

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
+from gw import collector
+
 #: Snapshots a snapshot remembers what changed since (see `changed_since`).
 ANCESTORS = 8
 
@@ -98,7 +100,16 @@ def pack(message: Message) -> Entry:
 def pack_resources(
     resources: Mapping[str, Mapping[str, Message]], previous: NodeSnapshot | None = None
 ) -> NodeSnapshot:
-    """`resources` packed, reusing what `previous` packed of the same messages."""
+    """`resources` packed, reusing what `previous` packed of the same messages (with the
+    garbage collector paused: at 100,000 resources its passes over the heap were nine
+    tenths of packing)."""
+    with collector.paused():
+        return _packed(resources, previous)
+
+
+def _packed(
+    resources: Mapping[str, Mapping[str, Message]], previous: NodeSnapshot | None
+) -> NodeSnapshot:
     entries: dict[str, Mapping[str, Entry]] = {}
     changes: dict[str, frozenset[str]] = {}
     for type_url, by_name in resources.items():

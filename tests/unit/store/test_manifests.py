@@ -188,3 +188,70 @@ def test_a_refused_document_of_another_kind_is_blamed_on_the_file(tmp_path: Path
         (None, "other.yaml, document 1", "nested more than 100 leve"),
         (None, "other.yaml, document 2", "nested more than 100 leve"),
     ]
+
+
+#: Documents of every shape the store's own construction builds or hands to PyYAML's.
+SHAPES = [
+    "a: plain\nb: 'quoted'\nc: \"double\"\nd: ''\ne:\nf: ~\ng: null\n",
+    "ints: [1, -2, 0x1f, 0o17, 1_000, 190:20:30]\nfloats: [1.5, .inf, -.Inf, .nan, 1e3]\n",
+    "bools: [true, False, yes, off, on, No]\nwhen: 2001-12-14t21:59:43.10-05:00\nday: 2002-12-14\n",
+    "bin: !!binary aGVsbG8=\nforced: !!str 123\n"
+    "keys: {1: one, 2.5: two, true: three, null: four}\n",
+    "merged: {<<: {a: 1, b: 2}, b: 3}\nlist: [[1, [2, [3]]], {x: {y: {z: []}}}]\nempty: {}\n",
+    "set: !!set {a, b}\nomap: !!omap [{a: 1}, {b: 2}]\npairs: !!pairs [{a: 1}]\n",
+    "? [complex, key]\n: value\n",
+    "dup: 1\ndup: 2\nurl: http://example.com:80/a*b\n",
+    "- a\n- - b\n  - c\n- {d: e}\n",
+    "just a scalar\n",
+    "bad: !!int twelve\n",
+    "bad: !unknown x\n",
+    "bad: !!timestamp 2001-99-99\n",
+]
+
+
+@pytest.mark.parametrize("text", SHAPES)
+def test_documents_are_built_as_pyyaml_builds_them(text: str) -> None:
+    """The store builds plain documents itself (faster than PyYAML's constructor): the
+    data, its types and the errors must be PyYAML's own."""
+    import math
+
+    import yaml
+
+    from gw.store.manifests import load_documents
+
+    def typed(value: object) -> object:
+        if isinstance(value, dict):
+            return {typed(k): typed(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple, set)):
+            return (type(value).__name__, [typed(v) for v in value])
+        if isinstance(value, float) and math.isnan(value):
+            return ("float", "nan")
+        return (type(value).__name__, value)
+
+    try:
+        expected = [typed(d) for d in yaml.load_all(text, Loader=yaml.CSafeLoader)]
+    except Exception as exc:  # PyYAML lets a constructor's ValueError through, too
+        with pytest.raises(type(exc)) as raised:
+            load_documents(Path("a.yaml"), text, Limits())
+        assert str(raised.value) == str(exc)
+        return
+    got = [typed(d.data) for d in load_documents(Path("a.yaml"), text, Limits())]
+    assert got == expected
+
+
+def test_a_document_nested_to_the_limit_is_read_one_level_more_is_not(tmp_path: Path) -> None:
+    """The depth told from a document's characters and the depth walked agree at the limit."""
+    (tmp_path / "settings.yaml").write_text(SETTINGS.format(limits="maxNestingDepth: 8"))
+    # The document, `spec`, `static`, `hosts`, a host: 5 levels; `x` adds 3 (`at`), 4 (`over`).
+    (tmp_path / "at.yaml").write_text(
+        US.format(name="at").replace("port: 80}", "port: 80, x: [[[1]]]}")
+    )
+    (tmp_path / "over.yaml").write_text(
+        US.format(name="over").replace("port: 80}", "port: 80, x: [[[[1]]]]}")
+    )
+    snapshot = DirectoryStore(tmp_path).scan()
+    by_key = {e.key: e.message for e in snapshot.errors}
+    assert (
+        upstream("over") in by_key and "nested more than 8 levels deep" in by_key[upstream("over")]
+    )
+    assert by_key[upstream("at")] == "spec.static.hosts[0].x: unknown field"  # not its depth

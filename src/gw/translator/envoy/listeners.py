@@ -17,6 +17,7 @@ it ends itself. The manager itself is `envoy/hcm.py`; the HTTP filters of a chai
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from envoy.config.core.v3 import address_pb2, base_pb2, socket_option_pb2
 from envoy.config.listener.v3 import listener_components_pb2, listener_pb2
@@ -272,9 +273,14 @@ def http_filters(
 def listener_http_filter(
     http_filter: HttpFilter, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]
 ) -> hcm_pb2.HttpFilter | None:
-    """One filter of `listener`'s chain (serving `vhosts`), or None when not needed."""
-    if isinstance(http_filter, ListenerConfigured):
-        return http_filter.for_listener(listener, vhosts)
+    """One filter of `listener`'s chain (serving `vhosts`), or None when not needed.
+
+    A filter is `ListenerConfigured` when it has `for_listener`: asked directly, not with
+    `isinstance` on the runtime-checkable protocol, which walks the protocol's members in
+    Python each time (asked per filter and shard: 0.6 s of a 4 s profile of 10,000
+    virtual hosts)."""
+    if getattr(http_filter, "for_listener", None) is not None:
+        return cast(ListenerConfigured, http_filter).for_listener(listener, vhosts)
     return http_filter.listener_filter(vhosts)
 
 
