@@ -9,6 +9,7 @@ Upstreams are `gw echo` processes answering with their name.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from gw.translator.options import SHARD_ROUTES_FROM
 from tests.e2e.test_routing import echo_name, upstream, virtual_service
+from tests.support.gwctl import gwctl
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -108,3 +110,27 @@ def test_an_edit_a_new_host_and_a_removed_one(sharded: dict[str, Any]) -> None:
     assert echo_name(gw.get("/", host="fresh.shards.test")) == "alpha"
     assert echo_name(gw.get("/", host=_host(7))) == "alpha"  # its neighbours untouched
     assert echo_name(gw.get("/", host=_host(4))) == "beta"
+
+
+def test_explain_and_served_config_follow_the_scopes(sharded: dict[str, Any]) -> None:
+    """`gwctl explain` finds a host's scope and shard as Envoy does, and predicts the answer
+    the proxy gives; `gwctl proxy served-config` shows the scopes and every shard."""
+    gw = sharded["gw"]
+    url = f"http://127.0.0.1:{gw.http_port}/x"
+    done = gwctl(gw.home, "explain", "GET", url, "-H", f"Host: {_host(9)}", "--send", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    explained = json.loads(done.stdout)
+    assert any(s.startswith("scope ") and _host(9) in s for s in explained["connection"])
+    assert explained["virtual_host"] == "default_vs-9"
+    assert explained["sent"]["status"] == 200 and explained["sent"]["matchesPrediction"]
+    missing = gwctl(gw.home, "explain", "GET", url, "-H", "Host: nobody.shards.test")
+    assert "Outcome       404" in missing.stdout, missing.stdout  # no scope for that host
+    served = gwctl(gw.home, "proxy", "served-config")
+    assert served.returncode == 0, served.stderr
+    shards = {
+        line.split(": ", 1)[1]
+        for line in served.stdout.splitlines()
+        if line.startswith("- name: ") and "-routes-0" in line
+    }
+    assert len(shards) > 1  # every shard's route configuration, not only unsharded ones
+    assert served.stdout.count("route_configuration_name: ") == HOSTS

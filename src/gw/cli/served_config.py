@@ -20,7 +20,7 @@ from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.core.v3 import base_pb2
 from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.listener.v3 import listener_pb2
-from envoy.config.route.v3 import route_pb2
+from envoy.config.route.v3 import route_pb2, scoped_route_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
@@ -36,6 +36,7 @@ CDS = names.CLUSTER
 EDS = names.ENDPOINT
 LDS = names.LISTENER
 RDS = names.ROUTE
+SRDS = names.SCOPED_ROUTE
 SDS = names.SECRET
 
 MESSAGES: dict[str, Callable[[], Message]] = {
@@ -43,11 +44,13 @@ MESSAGES: dict[str, Callable[[], Message]] = {
     EDS: endpoint_pb2.ClusterLoadAssignment,
     LDS: listener_pb2.Listener,
     RDS: route_pb2.RouteConfiguration,
+    SRDS: scoped_route_pb2.ScopedRouteConfiguration,
     SDS: secret_pb2.Secret,
 }
 
-#: Output sections, in the established tool's order (`secrets` is gw's addition).
-SECTIONS = ("clusters", "eds", "listeners", "rds", "secrets")
+#: Output sections, in the established tool's order (`scopedRoutes`, the scopes of a sharded
+#: listener, and `secrets` are gw's additions).
+SECTIONS = ("clusters", "eds", "listeners", "rds", "scopedRoutes", "secrets")
 
 
 class ServedConfigError(Exception):
@@ -62,6 +65,7 @@ def fetch(address: str, role: str, timeout: float = 5.0) -> dict[str, list[Any]]
         "eds": [message_to_data(m) for m in received.get(EDS, [])],
         "listeners": [message_to_data(m) for m in received.get(LDS, [])],
         "rds": [message_to_data(m) for m in received.get(RDS, [])],
+        "scopedRoutes": [message_to_data(m) for m in received.get(SRDS, [])],
         "secrets": [_secret_summary(m) for m in received.get(SDS, [])],
     }
 
@@ -88,7 +92,7 @@ def fetch_messages(address: str, role: str, timeout: float = 5.0) -> dict[str, l
             messages = [_unpack(response.type_url, r) for r in response.resources]
             received[response.type_url] = messages
             wanted.discard(response.type_url)
-            follow_up = _follow_up(response.type_url, messages)
+            follow_up = _follow_up(response.type_url, received)
             if follow_up is not None:
                 wanted.add(follow_up.type_url)
                 requests.put(follow_up)
@@ -123,8 +127,12 @@ def _unpack(type_url: str, resource: Any) -> Message:
     return message
 
 
-def _follow_up(type_url: str, messages: list[Any]) -> discovery_pb2.DiscoveryRequest | None:
-    """After clusters, ask for their endpoints; after listeners, for their routes."""
+def _follow_up(
+    type_url: str, received: dict[str, list[Any]]
+) -> discovery_pb2.DiscoveryRequest | None:
+    """After clusters, ask for their endpoints; after listeners, for their routes, or first
+    for the scopes of a sharded listener (whose shards are route configurations too)."""
+    messages = received[type_url]
     if type_url == CDS:
         names = sorted(
             m.eds_cluster_config.service_name or m.name
@@ -132,18 +140,35 @@ def _follow_up(type_url: str, messages: list[Any]) -> discovery_pb2.DiscoveryReq
             if m.type == cluster_pb2.Cluster.EDS
         )
         return discovery_pb2.DiscoveryRequest(type_url=EDS, resource_names=names) if names else None
-    if type_url == LDS:
-        names = sorted({n for m in messages for n in _route_names(m)})
-        return discovery_pb2.DiscoveryRequest(type_url=RDS, resource_names=names) if names else None
+    if type_url == LDS and any(_scoped(m) for m in messages):
+        return discovery_pb2.DiscoveryRequest(type_url=SRDS)  # every scope
+    if type_url in (LDS, SRDS):
+        routes = {n for m in received.get(LDS, []) for n in _route_names(m)}
+        routes |= {m.route_configuration_name for m in received.get(SRDS, [])}
+        return (
+            discovery_pb2.DiscoveryRequest(type_url=RDS, resource_names=sorted(routes))
+            if routes
+            else None
+        )
     return None
 
 
-def _route_names(listener: Any) -> Iterator[str]:
+def _managers(listener: Any) -> Iterator[hcm_pb2.HttpConnectionManager]:
     for chain in listener.filter_chains:
         for network_filter in chain.filters:
             manager = hcm_pb2.HttpConnectionManager()
-            if network_filter.typed_config.Unpack(manager) and manager.HasField("rds"):
-                yield manager.rds.route_config_name
+            if network_filter.typed_config.Unpack(manager):
+                yield manager
+
+
+def _route_names(listener: Any) -> Iterator[str]:
+    for manager in _managers(listener):
+        if manager.HasField("rds"):
+            yield manager.rds.route_config_name
+
+
+def _scoped(listener: Any) -> bool:
+    return any(m.HasField("scoped_routes") for m in _managers(listener))
 
 
 def _secret_summary(secret: Any) -> dict[str, str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from envoy.config.listener.v3 import listener_components_pb2 as lc_pb2
 from envoy.config.listener.v3 import listener_pb2
-from envoy.config.route.v3 import route_pb2
+from envoy.config.route.v3 import route_pb2, scoped_route_pb2
 from envoy.extensions.filters.listener.proxy_protocol.v3 import proxy_protocol_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
@@ -111,6 +111,20 @@ def connect(served: Served, request: Request, port: int) -> Connection:
         steps.append(f"inline route configuration {routes.name or '(unnamed)'}")
     else:
         name = manager.rds.route_config_name
+        if manager.HasField("scoped_routes"):
+            scope = _scope(manager.scoped_routes, request, served)
+            if scope is None:
+                return Connection(
+                    listener,
+                    chain,
+                    manager,
+                    None,
+                    tuple(steps),
+                    f"no scope of {manager.scoped_routes.name} for host {_scope_key(request)!r}"
+                    " (the listener is sharded by host): Envoy answers 404",
+                )
+            name = scope.route_configuration_name
+            steps.append(f"scope {scope.name} (the listener is sharded by host)")
         found = served.routes.get(name)
         if found is None:
             return Connection(
@@ -124,6 +138,26 @@ def connect(served: Served, request: Request, port: int) -> Connection:
         routes = found
         steps.append(f"route configuration {name}")
     return Connection(listener, chain, manager, routes, tuple(steps))
+
+
+def _scope_key(request: Request) -> str:
+    """The scope key gw's sharded listeners take: the `Host` up to its first `:`."""
+    return request.authority.split(":", 1)[0]
+
+
+def _scope(
+    scoped: hcm_pb2.ScopedRoutes, request: Request, served: Served
+) -> scoped_route_pb2.ScopedRouteConfiguration | None:
+    """The scope of `scoped` whose key is the request's host (compared as sent, as Envoy
+    does), if one is served."""
+    key, prefix = _scope_key(request), scoped.name + "/"
+    named = served.scopes.get(prefix + key)  # gw names a scope after its host
+    candidates = [named] if named is not None else served.scopes.values()
+    for scope in candidates:
+        fragments = [f.string_key for f in scope.key.fragments]
+        if scope.name.startswith(prefix) and fragments == [key]:
+            return scope
+    return None
 
 
 def select_chain(

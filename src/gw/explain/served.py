@@ -15,7 +15,7 @@ from typing import Any
 from envoy.config.cluster.v3 import cluster_pb2
 from envoy.config.endpoint.v3 import endpoint_pb2
 from envoy.config.listener.v3 import listener_pb2
-from envoy.config.route.v3 import route_pb2
+from envoy.config.route.v3 import route_pb2, scoped_route_pb2
 from google.protobuf.message import Message
 
 
@@ -55,18 +55,22 @@ class Sources:
 class Served:
     listeners: tuple[listener_pb2.Listener, ...] = ()
     routes: Mapping[str, route_pb2.RouteConfiguration] = field(default_factory=dict)
+    #: The scopes of sharded listeners (SRDS), by name.
+    scopes: Mapping[str, scoped_route_pb2.ScopedRouteConfiguration] = field(default_factory=dict)
     clusters: Mapping[str, cluster_pb2.Cluster] = field(default_factory=dict)
     endpoints: Mapping[str, endpoint_pb2.ClusterLoadAssignment] = field(default_factory=dict)
     sources: Sources = field(default_factory=Sources)
 
     @classmethod
     def from_messages(cls, messages: Iterable[Message], sources: Sources | None = None) -> Served:
-        listeners, routes, clusters, endpoints = [], {}, {}, {}
+        listeners, routes, scopes, clusters, endpoints = [], {}, {}, {}, {}
         for message in messages:
             if isinstance(message, listener_pb2.Listener):
                 listeners.append(message)
             elif isinstance(message, route_pb2.RouteConfiguration):
                 routes[message.name] = message
+            elif isinstance(message, scoped_route_pb2.ScopedRouteConfiguration):
+                scopes[message.name] = message
             elif isinstance(message, cluster_pb2.Cluster):
                 clusters[message.name] = message
             elif isinstance(message, endpoint_pb2.ClusterLoadAssignment):
@@ -74,6 +78,7 @@ class Served:
         return cls(
             listeners=tuple(sorted(listeners, key=lambda m: m.name)),
             routes=routes,
+            scopes=scopes,
             clusters=clusters,
             endpoints=endpoints,
             sources=sources or Sources(),
