@@ -110,31 +110,23 @@ def connect(served: Served, request: Request, port: int) -> Connection:
         routes = manager.route_config
         steps.append(f"inline route configuration {routes.name or '(unnamed)'}")
     else:
-        name = manager.rds.route_config_name
+        name, problem = manager.rds.route_config_name, None
         if manager.HasField("scoped_routes"):
             scope = _scope(manager.scoped_routes, request, served)
             if scope is None:
-                return Connection(
-                    listener,
-                    chain,
-                    manager,
-                    None,
-                    tuple(steps),
+                problem = (
                     f"no scope of {manager.scoped_routes.name} for host {_scope_key(request)!r}"
-                    " (the listener is sharded by host): Envoy answers 404",
+                    " (the listener is sharded by host): Envoy answers 404"
                 )
-            name = scope.route_configuration_name
-            steps.append(f"scope {scope.name} (the listener is sharded by host)")
-        found = served.routes.get(name)
+            else:
+                name = scope.route_configuration_name
+                steps.append(f"scope {scope.name} (the listener is sharded by host)")
+        found = served.routes.get(name) if problem is None else None
         if found is None:
-            return Connection(
-                listener,
-                chain,
-                manager,
-                None,
-                tuple(steps),
-                f"route configuration {name} is not served (Envoy answers 404 to everything)",
+            problem = problem or (
+                f"route configuration {name} is not served (Envoy answers 404 to everything)"
             )
+            return Connection(listener, chain, manager, None, tuple(steps), problem)
         routes = found
         steps.append(f"route configuration {name}")
     return Connection(listener, chain, manager, routes, tuple(steps))

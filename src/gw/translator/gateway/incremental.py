@@ -166,6 +166,7 @@ class _Update:
         self.cache, self.build, self.given, self.changed = cache, build, given, changed
         self.shared = cache.shared
         self.checkpoint = Checkpoint.of(build)
+        self.states = self._state_changes()
         self.memos: dict[ResourceKey, Memo] = dict(cache.hosts.memos)
         self.rebuilt: set[ResourceKey] = set()
         self.placed: dict[ResourceKey, Contribution] = dict(cache.placed)
@@ -207,7 +208,7 @@ class _Update:
         cache, build, changed = self.cache, self.build, self.changed
         index = cache.hosts.readers()
         candidates = {k for k in changed if k.kind == VS}
-        states = self._state_changes()
+        states = self.states
         for key in changed | states:
             candidates |= index.resources.get(key, set())
         for kind in {k.kind for k in changed}:
@@ -278,7 +279,7 @@ class _Update:
             foreign == cache.foreign
             and not redo & foreign
             and self.build.snapshot.errors == cache.errors
-            and not self._state_changes()
+            and not self.states
             and tuple(self.build.refs.edges[: self.checkpoint.edges]) == cache.edges
         )
 
