@@ -391,6 +391,17 @@ def measure(crd_dir: Path) -> dict[str, list[tuple[str, Verdict]]]:
     return tables
 
 
+#: Fields gw reads that the established API does not have (kind, field, what gw does).
+EXTENSIONS = (
+    (
+        "Settings",
+        "spec.extauth.sessionPass.ttl",
+        "off when absent; 3s to 5m: Envoy decides a logged-in OIDC session's requests "
+        "itself for that long between two checks (docs/extauth.md#session-passes)",
+    ),
+)
+
+
 def render(tables: dict[str, list[tuple[str, Verdict]]]) -> str:
     lines = [
         "# Compatibility with the established gateway's API",
@@ -417,6 +428,9 @@ def render(tables: dict[str, list[tuple[str, Verdict]]]) -> str:
         for path, verdict in rows:
             detail = str(verdict).replace("|", "\\|").replace("\n", " ")
             lines.append(f"| `{path}` | {detail} |")
+    lines += ["", "## gw extensions", "", "Fields gw reads beyond the established API.", ""]
+    lines += ["| kind | field | gw |", "|---|---|---|"]
+    lines += [f"| {kind} | `{path}` | {what} |" for kind, path, what in EXTENSIONS]
     return "\n".join(lines) + "\n"
 
 
