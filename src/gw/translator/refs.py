@@ -9,13 +9,14 @@ hand its edges back as a value resolves through a `scope()`, whose `edges` are i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
 from gw.api.status import State
 from gw.translator.reports import Reports
+from gw.translator.tally import Tallies
 
 R = TypeVar("R", bound=Resource)
 
@@ -53,10 +54,12 @@ class Refs:
         resources: Mapping[ResourceKey, Resource],
         broken: set[ResourceKey],
         listing: Listing | None = None,
+        tallies: Tallies | None = None,
     ):
         self._resources = resources
         self._broken = broken
         self._listing = listing
+        self.tallies = tallies
         self.edges: list[Edge] = []
         self._by_kind: dict[type[Resource], list[Resource]] = {}
         self._listed: dict[str, tuple[Resource, ...]] = {}
@@ -65,7 +68,7 @@ class Refs:
     def scope(self, reads: Reads | None = None) -> Refs:
         """Lookups over the same resources whose edges are recorded apart, in `edges`;
         with `reads`, every lookup is recorded there too."""
-        scoped = Refs(self._resources, self._broken, self._listing)
+        scoped = Refs(self._resources, self._broken, self._listing, self.tallies)
         scoped._by_kind, scoped._listed = self._by_kind, self._listed
         scoped.reads = reads
         return scoped
@@ -118,6 +121,15 @@ class Refs:
                 seen = self._listed[kind.KIND] = tuple(listed)
             self.reads.kinds[kind.KIND] = seen
         return listed  # type: ignore[return-value]
+
+    def drawn(self, kind: type[R], draw: Callable[[R], frozenset[Hashable]]) -> frozenset[Any]:
+        """Every value `draw` gives for some resource of `kind` (a fact of them all, for a
+        global pass): from the translation's `Tallies`, which redraw only the resources
+        changed since the last translation. A recording scope lists the kind instead, so
+        what it builds depends on every resource of it, as it does."""
+        if self.reads is not None or self.tallies is None:
+            return frozenset(v for r in self.of_kind(kind) for v in draw(r))
+        return self.tallies.values(kind, draw)
 
     def broken_of_kind(self, kind: type[Resource]) -> list[ResourceKey]:
         """Resources of `kind` whose manifest cannot be read now (their labels are unknown)."""

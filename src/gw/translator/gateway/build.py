@@ -29,6 +29,7 @@ from gw.translator.gateway.settings import RoutePolicy, control_plane_options, r
 from gw.translator.options import Options
 from gw.translator.refs import Edge, Refs
 from gw.translator.reports import Reports
+from gw.translator.tally import Tallies
 
 #: For each listener name: the virtual hosts that left it and those that joined it.
 ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
@@ -122,7 +123,8 @@ class Build:
         known: Mapping[ResourceKey, Resource] | None = None,
     ) -> Build:
         """`known`: the resources of the last build, whose declared ones are reused when
-        equal (so that they are the very same objects)."""
+        equal (so that they are the very same objects). Its tallies are drawn afresh;
+        `incremental.update` moves the last build's on instead."""
         broken = frozenset(
             e.key for e in snapshot.errors if e.key is not None and e.key not in snapshot.resources
         )
@@ -139,7 +141,12 @@ class Build:
             broken=broken,
             declared=frozenset(declared),
             reports=Reports(),
-            refs=Refs(snapshot.resources, set(broken), snapshot.keys_of_kind),
+            refs=Refs(
+                snapshot.resources,
+                set(broken),
+                snapshot.keys_of_kind,
+                Tallies(snapshot.resources, snapshot.keys_of_kind),
+            ),
         )
 
     @property

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 
 from gw import api
 from gw.api import ResourceKey
@@ -169,12 +170,7 @@ def extauth_server(
         )
     body = extauth.request_body if extauth else None
     needs = envoy_needs(refs.of_kind(api.AuthConfig))
-    targets = {
-        e.custom_auth.name or None
-        for vs in refs.of_kind(api.VirtualService)
-        for _, e in _extauth_options(vs)
-        if e.custom_auth is not None
-    }
+    targets = set(refs.drawn(api.VirtualService, _custom_auth_targets))
     headers, patterns = request_headers(needs.headers, targets, extauth, named_settings)
     return ir.ExtAuthServer(
         cluster=default.cluster if default else None,
@@ -249,6 +245,14 @@ def _other_uses(
                 )
             )
     return out
+
+
+def _custom_auth_targets(vs: api.VirtualService) -> frozenset[Hashable]:
+    """The servers `vs`'s `customAuth` options call: a name, or None for Settings'
+    `extauth` (a tally's draw: `refs.drawn`)."""
+    return frozenset(
+        e.custom_auth.name or None for _, e in _extauth_options(vs) if e.custom_auth is not None
+    )
 
 
 def _extauth_options(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:

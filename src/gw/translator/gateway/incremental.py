@@ -78,12 +78,15 @@ def update(
     if not cache.current() or previous is not cache.accepted or not repeatable():
         return None
     build = Build.start(snapshot, options, previous, cache.hosts, known=cache.resources)
+    changed = _changed(cache, snapshot, build)
+    if changed is None:
+        return None
+    if cache.tallies is not None:  # what the global passes draw from every VirtualService
+        listing = build.snapshot.keys_of_kind
+        build.refs.tallies = cache.tallies.moved(build.snapshot.resources, listing, changed)
     for run in passes.GLOBAL_PASSES:
         run(build)
     if fingerprint(build) != cache.fingerprint or not cache.fingerprint[-1]:
-        return None
-    changed = _changed(cache, snapshot, build)
-    if changed is None:
         return None
     return _Update(cache, build, snapshot, changed).run()
 
@@ -458,6 +461,7 @@ class _Update:
             reports=reports,
             edges=edges,
             shared=self.shared,
+            tallies=build.refs.tallies,
         )
         self.shared.owner = new
         return BuildResult(
@@ -583,6 +587,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
         reports=reports,
         edges=tuple(build.refs.edges[: checkpoint.edges]),
         shared=shared,
+        tallies=build.refs.tallies,
     )
     shared.owner = cache
     return cache

@@ -27,6 +27,7 @@ from gw.translator.gateway.fallback import Claim, claims_of
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.refs import Edge
 from gw.translator.reports import Findings, Reports
+from gw.translator.tally import Tallies
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +176,8 @@ class StageCache:
     #: The references the passes before the VirtualServices recorded.
     edges: tuple[Edge, ...]
     shared: Shared
+    #: What the global passes drew from every resource of a kind (`tally.py`).
+    tallies: Tallies | None
 
     def current(self) -> bool:
         """Whether the shared indexes describe this cache (it is the latest one)."""
