@@ -590,6 +590,10 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
         tallies=build.refs.tallies,
     )
     shared.owner = cache
+    if checkpoint.fingerprint[-1]:
+        # Who read what, made now rather than by the first edit after a full build, which
+        # took that much longer (100 ms at 100,000 VirtualServices, 1% of the full build).
+        cache.hosts.readers()
     return cache
 
 
