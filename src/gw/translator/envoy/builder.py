@@ -102,11 +102,10 @@ class _Plain:
     protos: dict[int, Built] = field(default_factory=dict)
     #: How many virtual hosts have a domain that is not an exact host name.
     inexact: int = 0
-    #: Sharded: the shard count, each shard's virtual hosts (by name), each host name's
-    #: number of virtual hosts, the scopes.
+    #: Sharded: the shard count, each shard's virtual hosts (by name), the scopes (one
+    #: per host name).
     count: int = 0
     shards: dict[int, list[Built]] = field(default_factory=dict)
-    hosts: dict[str, int] = field(default_factory=dict)
     scopes: Messages = field(default_factory=Messages)
     #: The listener stage 1 gave, its virtual hosts' facts, and the clusters known to
     #: speak HTTP/1.1 only when it was built.
@@ -264,8 +263,6 @@ class XdsBuilder:
         state.source, state.facts, state.http1 = source, facts, http1
         known = _known(before)
         if count:
-            for host, found in shards.hosts_count(vhosts).items():
-                state.hosts[host] = found
             for shard, members in shards.members(vhosts, count).items():
                 state.shards[shard] = [_built(v, known) for v in members]
                 name = shards.shard_name(listener, shard)
@@ -273,7 +270,7 @@ class XdsBuilder:
             state.scopes = Messages(
                 {
                     shards.scope_name(listener, h): shards.scope(listener, h, count)
-                    for h in state.hosts
+                    for h in shards.hosts_count(vhosts)
                 }
             )
         else:
@@ -335,29 +332,32 @@ def _inexact(vhosts: Sequence[ir.VirtualHost]) -> int:
 def _reshard(
     state: _Plain, before: _Plain, left: Sequence[ir.VirtualHost], joined: Sequence[ir.VirtualHost]
 ) -> None:
-    """A sharded listener's shards and scopes after `left` left and `joined` joined."""
+    """A sharded listener's shards and scopes after `left` left and `joined` joined. A
+    host name has a scope while a virtual host of its shard claims it: only the shards
+    of the hosts that moved are looked at (a count of every host name, copied per edit,
+    cost 3 ms at 100,000)."""
     listener, count = state.listener, state.count
-    state.hosts, state.shards = dict(before.hosts), dict(before.shards)
+    state.shards = dict(before.shards)
     changed: dict[int, list[Built]] = {}
-    gone, new = set(), set()
     for vhost in left:
-        for host in shards.hosts_of(vhost):
-            state.hosts[host] -= 1
-            if not state.hosts[host]:
-                del state.hosts[host]
-                gone.add(host)
         for shard in {shards.shard_of(h, count) for h in shards.hosts_of(vhost)}:
             members = changed.setdefault(shard, list(state.shards[shard]))
             del members[next(i for i, m in enumerate(members) if m[0] is vhost)]
     for vhost in joined:
         built = (vhost, build_virtual_host(vhost))
-        for host in shards.hosts_of(vhost):
-            if host not in state.hosts:
-                new.add(host)
-            state.hosts[host] = state.hosts.get(host, 0) + 1
         for shard in {shards.shard_of(h, count) for h in shards.hosts_of(vhost)}:
             members = changed.setdefault(shard, list(state.shards.get(shard, ())))
             members.insert(bisect.bisect_right(members, vhost.name, key=_name_of), built)
+    put: dict[str, Message] = {}
+    removed: list[str] = []
+    for host in {h for v in (*left, *joined) for h in shards.hosts_of(v)}:
+        shard = shards.shard_of(host, count)
+        was = _claimed(host, before.shards.get(shard, ()))
+        now = _claimed(host, changed[shard])
+        if now and not was:
+            put[shards.scope_name(listener, host)] = shards.scope(listener, host, count)
+        elif was and not now:
+            removed.append(shards.scope_name(listener, host))
     state.routes = dict(before.routes)
     for shard, members in changed.items():
         name = shards.shard_name(listener, shard)
@@ -367,9 +367,12 @@ def _reshard(
         else:
             del state.shards[shard]
             del state.routes[name]
-    put = {shards.scope_name(listener, h): shards.scope(listener, h, count) for h in new - gone}
-    removed = [shards.scope_name(listener, h) for h in gone - new]
     state.scopes = before.scopes.changed(put, removed) if put or removed else before.scopes
+
+
+def _claimed(host: str, members: Sequence[Built]) -> bool:
+    """Whether a virtual host among a shard's `members` claims `host`."""
+    return any(host in shards.hosts_of(m[0]) for m in members)
 
 
 def _name_of(built: Built) -> str:
