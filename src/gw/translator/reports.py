@@ -149,6 +149,15 @@ class Reports:
                 out._reports[key] = found
         return out
 
+    def same(self, other: Reports, key: ResourceKey) -> bool:
+        """Whether `other` holds the same findings for `key` as these (no report is an
+        empty one, as `status` reads it)."""
+        mine, theirs = self._reports.get(key), other._reports.get(key)
+        if mine is theirs:
+            return True
+        empty = ResourceReport()
+        return (empty if mine is None else mine) == (empty if theirs is None else theirs)
+
     def status(self, key: ResourceKey, subresources: Iterable[str] = ()) -> Status:
         report = self._reports.get(key) or ResourceReport()
         shape = (report.state, report.reason(), tuple(subresources))

@@ -471,9 +471,27 @@ class _Update:
             reports=reports,
             cache=new,
             declared=build.declared,
-            dirty=frozenset(dirty | touched | others | cache.others),
+            dirty=self._restated(dirty | touched | others | cache.others, reports),
             landed=self._landed(dirty),
             changes={g.name: self.moved[g.role] for g in build.gateways if g.role in self.moved},
+        )
+
+    def _restated(self, redone: set[ResourceKey], reports: Reports) -> frozenset[ResourceKey]:
+        """The resources whose status may differ from the last build's, of those `redone`:
+        all but the unchanged resources (not VirtualServices) that contribute nothing, so
+        land on no proxy and have no last accepted version, and whose findings are the
+        same as before (most RouteTables on an edit of a VirtualService: their statuses
+        were made and compared again, 5,000 at 100,000 VirtualServices)."""
+        before, now = self.cache.reports, reports
+        accepted, was_accepted = self.build.accepted, self.cache.accepted
+        return frozenset(
+            k
+            for k in redone
+            if k.kind == VS
+            or k in self.changed
+            or k in accepted
+            or k in was_accepted
+            or not before.same(now, k)
         )
 
     def _landed(self, dirty: set[ResourceKey]) -> dict[ResourceKey, frozenset[str]]:

@@ -175,8 +175,6 @@ def check_shared_options(build: Build) -> None:
     finds something wrong."""
     check_upstream_groups(build.refs, build.reports)
     check_option_resources(build.refs, build.reports)
-    for table in build.snapshot.of_kind(api.RouteTable):
-        build.reports.of(table.key)
     refuse_in_route_tables(build.snapshot.of_kind(api.RouteTable), build.reports)
 
 
