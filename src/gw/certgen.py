@@ -107,7 +107,7 @@ def issue(
     names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
     names += [x509.UniformResourceIdentifier(u) for u in uris]
     usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
-    cert = (
+    builder = (
         x509.CertificateBuilder()
         .subject_name(_name(common_name))
         .issuer_name(ca_cert.subject)
@@ -116,11 +116,11 @@ def issue(
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(min(now + validity, ca_cert.not_valid_after_utc))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        .sign(ca_key, hashes.SHA256())
     )
-    return pem(cert, key)
+    if names:  # an empty subjectAltName is invalid (RFC 5280), and cryptography 51 refuses it
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    return pem(builder.sign(ca_key, hashes.SHA256()), key)
 
 
 def service_names(service: str, namespace: str) -> list[str]:
