@@ -103,9 +103,10 @@ class Build:
     #: `propagate`: the resources other than VirtualServices rejected in the end.
     closure: frozenset[ResourceKey] = frozenset()
     #: `choose`: each resource's contribution as served, fresh or last accepted, and
-    #: which of them are fresh.
+    #: which of them are the last accepted (few: kept apart from the fresh ones, which
+    #: are nearly all, so an edit does not copy a set of every resource).
     accepted: dict[ResourceKey, Contribution] = field(default_factory=dict)
-    fresh: frozenset[ResourceKey] = frozenset()
+    stale: frozenset[ResourceKey] = frozenset()
     #: `assemble_proxy`: every cluster, secret and config served (one Proxy without
     #: listeners), and the virtual hosts by the listener role they are placed on.
     whole: ir.Proxy | None = None

@@ -391,9 +391,9 @@ class _Update:
         for key in touched:
             accepted.pop(key, None)
         accepted.update(chosen)
-        fresh = {k for k, c in chosen.items() if made.get(k) is c}
+        stale = {k for k, c in chosen.items() if made.get(k) is not c}
         build.accepted = accepted
-        build.fresh = frozenset((cache.fresh - touched) | fresh)
+        build.stale = frozenset((cache.stale - touched) | stale)
         return touched
 
     def _assemble(self, touched: set[ResourceKey]) -> frozenset[ResourceKey]:
@@ -401,12 +401,11 @@ class _Update:
         secrets and configs from every contribution that has any. The VirtualServices
         whose contribution has some besides virtual hosts."""
         build, cache, listing = self.build, self.cache, self.shared.listing
-        accepted, fresh = build.accepted, build.fresh
+        accepted, stale = build.accepted, build.stale
         for key in sorted(touched):
             contribution = accepted.get(key)
-            stale = key not in fresh
             for role, vhost, joined in listing.place(
-                key, _entries(key, contribution, stale, build)
+                key, _entries(key, contribution, key in stale, build)
             ):
                 self.moved.setdefault(role, ([], []))[joined].append(vhost)
         extras = {k for k in cache.extras - touched if k in accepted}
@@ -453,7 +452,7 @@ class _Update:
             conflicts=tuple(conflicts),
             accepted=build.accepted,
             changed=frozenset(k for k in touched if build.accepted.get(k) is not previous.get(k)),
-            fresh=build.fresh,
+            stale=build.stale,
             extras=extras,
             foreign=foreign,
             others=others,
@@ -572,7 +571,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
     for role, vhosts in build.by_role.items():  # as served: with gw's servers attached
         for vhost in vhosts:
             key = ResourceKey(vhost.source.kind, vhost.source.namespace, vhost.source.name)
-            entry = (role, (vhost.name, key not in build.fresh, key), vhost)
+            entry = (role, (vhost.name, key in build.stale, key), vhost)
             served.setdefault(key, []).append(entry)
     for key, entries in served.items():
         shared.listing.place(key, tuple(entries))
@@ -597,7 +596,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
             for k in build.accepted.keys() | build.previous.keys()
             if build.accepted.get(k) is not build.previous.get(k)
         ),
-        fresh=build.fresh,
+        stale=build.stale,
         extras=frozenset(k for k, c in build.accepted.items() if k.kind == VS and _extra(c)),
         foreign=frozenset(k for k, m in memos.items() if _has_foreign(m)),
         others=others,

@@ -237,7 +237,7 @@ def choose(build: Build) -> None:
     keys = set(build.snapshot.resources) | build.broken
     fresh = {**build.built, **build.hosts}
     build.accepted = choose_contributions(keys, fresh, build.previous, build.reports)
-    build.fresh = frozenset(k for k, c in build.accepted.items() if fresh.get(k) is c)
+    build.stale = frozenset(k for k, c in build.accepted.items() if fresh.get(k) is not c)
 
 
 def assemble_proxy(build: Build) -> None:
@@ -251,7 +251,7 @@ def assembled(
     that hold more than virtual hosts, and places the virtual hosts itself: no `hosts`)."""
     return assemble(
         accepted,
-        build.fresh,
+        build.stale,
         build.servers,
         build.snapshot,
         build.options,

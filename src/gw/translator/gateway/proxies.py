@@ -40,7 +40,7 @@ from gw.wire import extauth, ratelimit
 
 def assemble(
     accepted: Mapping[ResourceKey, Contribution],
-    fresh: Set[ResourceKey],
+    stale: Set[ResourceKey],
     servers: Servers,
     snapshot: Snapshot,
     options: Options,
@@ -61,7 +61,7 @@ def assemble(
     secrets: dict[str, ir.TlsSecret] = {}
     auth_configs: list[extauth.AuthConfig] = []
     rate_limit_configs: list[ratelimit.RateLimitConfig] = []
-    for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] not in fresh, kc[0])):
+    for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] in stale, kc[0])):
         for role, vhost in contribution.virtual_hosts if hosts else ():
             by_role[role].append(servers.attach(vhost))
         for cluster in contribution.clusters:

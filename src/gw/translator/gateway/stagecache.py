@@ -160,10 +160,10 @@ class StageCache:
     #: The (listener role, domain) pairs claimed by several VirtualServices.
     conflicts: tuple[tuple[str, str], ...]
     #: The contributions chosen (the result's `accepted`), those that differ from the
-    #: `previous` given, and the fresh ones.
+    #: `previous` given, and those that are a last accepted one (not fresh).
     accepted: Mapping[ResourceKey, Contribution]
     changed: frozenset[ResourceKey]
-    fresh: frozenset[ResourceKey]
+    stale: frozenset[ResourceKey]
     #: VirtualServices whose chosen contribution holds more than virtual hosts.
     extras: frozenset[ResourceKey]
     #: VirtualServices whose build has findings or references on other resources.
