@@ -141,6 +141,19 @@ class Shared:
             self.referents.pop(key, None)
 
 
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """The VirtualServices whose build has findings or references on other resources
+    (delegating ones: on their RouteTables), and those findings and references, in host
+    order: what every translation adds again for the ones it does not rebuild."""
+
+    keys: frozenset[ResourceKey] = frozenset()
+    findings: Findings = ()
+    edges: tuple[Edge, ...] = ()
+    #: The resources the findings are on.
+    targets: frozenset[ResourceKey] = frozenset()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageCache:
     hosts: HostCache
@@ -166,8 +179,9 @@ class StageCache:
     stale: frozenset[ResourceKey]
     #: VirtualServices whose chosen contribution holds more than virtual hosts.
     extras: frozenset[ResourceKey]
-    #: VirtualServices whose build has findings or references on other resources.
-    foreign: frozenset[ResourceKey]
+    #: VirtualServices whose build has findings or references on other resources, and
+    #: those findings and references.
+    foreign: Foreign
     #: The resources that are not VirtualServices with a report or a contribution, and
     #: the ones the install declared.
     others: frozenset[ResourceKey]
