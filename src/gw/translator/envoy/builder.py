@@ -334,7 +334,7 @@ def _reshard(
 ) -> None:
     """A sharded listener's shards and scopes after `left` left and `joined` joined. A
     host name has a scope while a virtual host of its shard claims it: only the shards
-    of the hosts that moved are looked at (a count of every host name, copied per edit,
+    the moved hosts are in are looked at (a count of every host name, copied per edit,
     cost 3 ms at 100,000)."""
     listener, count = state.listener, state.count
     state.shards = dict(before.shards)
@@ -350,14 +350,11 @@ def _reshard(
             members.insert(bisect.bisect_right(members, vhost.name, key=_name_of), built)
     put: dict[str, Message] = {}
     removed: list[str] = []
-    for host in {h for v in (*left, *joined) for h in shards.hosts_of(v)}:
-        shard = shards.shard_of(host, count)
-        was = _claimed(host, before.shards.get(shard, ()))
-        now = _claimed(host, changed[shard])
-        if now and not was:
+    for shard, members in changed.items():
+        was, now = _claimed(before.shards.get(shard, ())), _claimed(members)
+        for host in now - was:
             put[shards.scope_name(listener, host)] = shards.scope(listener, host, count)
-        elif was and not now:
-            removed.append(shards.scope_name(listener, host))
+        removed += [shards.scope_name(listener, host) for host in was - now]
     state.routes = dict(before.routes)
     for shard, members in changed.items():
         name = shards.shard_name(listener, shard)
@@ -370,9 +367,9 @@ def _reshard(
     state.scopes = before.scopes.changed(put, removed) if put or removed else before.scopes
 
 
-def _claimed(host: str, members: Sequence[Built]) -> bool:
-    """Whether a virtual host among a shard's `members` claims `host`."""
-    return any(host in shards.hosts_of(m[0]) for m in members)
+def _claimed(members: Sequence[Built]) -> set[str]:
+    """The host names a shard's `members` claim."""
+    return {host for m in members for host in shards.hosts_of(m[0])}
 
 
 def _name_of(built: Built) -> str:
