@@ -89,6 +89,13 @@ def test_a_sequence_of_edits(tmp_path: Path) -> None:
         last = warm
 
 
+def host(result: Result, name: str) -> object:
+    """The contribution of VirtualService `default.name` as the cache keeps it."""
+    assert result.cache.stage is not None
+    key = ResourceKey("VirtualService", "default", name)
+    return result.cache.stage.hosts.memos[key].built.contribution
+
+
 def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path)
     (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
@@ -96,18 +103,35 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
     first = translate(store.scan(), OPTIONS)
     (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a2.test", target="up"))
     second = translate(store.scan(), OPTIONS, first.accepted, cache=first.cache)
-
-    def host(result: Result, name: str) -> object:
-        assert result.cache.stage is not None
-        key = ResourceKey("VirtualService", "default", name)
-        return result.cache.stage.hosts.memos[key].built.contribution
-
     assert host(second, "b") is host(first, "b")  # untouched: reused as is
     assert host(second, "a") is not host(first, "a")  # edited: rebuilt
     # A new upstream that b routes to (it looked it up, and found nothing) rebuilds b.
     (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
     third = translate(store.scan(), OPTIONS, second.accepted, cache=second.cache)
     assert host(third, "b") is not host(second, "b")
+
+
+def test_a_host_built_the_same_keeps_its_objects(tmp_path: Path) -> None:
+    """A new port on an Upstream rebuilds the hosts that read it; built the same, they keep
+    their objects, so nothing made of them is made or sent again: of the xDS resources,
+    only the Upstream's cluster is a new message."""
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=81))
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    assert second.restated is not None  # incremental
+    assert host(second, "a") is host(first, "a")
+    new = {
+        (type_url.rsplit(".", 1)[-1], name)
+        for type_url, messages in second.xds.resources.items()
+        for name, message in messages.items()
+        if first.xds.resources[type_url].get(name) is not message
+    }
+    assert new == {("Cluster", "up_default")}
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)
 
 
 def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:

@@ -240,9 +240,11 @@ class XdsBuilder:
         state.source, state.facts, state.http1 = source, facts, http1
         if count:
             _reshard(state, before, left, joined)
-        else:
+        elif left or joined:
             state.protos = _protos(vhosts, before.protos)
             state.routes = _routes(listener, state.protos)
+        else:  # the same virtual hosts: the same route configuration (its shell is the same)
+            state.protos, state.routes = before.protos, before.routes
         return state
 
     def _new(

@@ -240,7 +240,7 @@ class _Update:
             elif memo is None or not still_valid(
                 memo, vs, build.snapshot, listings, before, same_errors, now
             ):
-                self.memos[key] = build_memo(
+                again = build_memo(
                     vs,
                     build.snapshot,
                     build.options,
@@ -249,6 +249,11 @@ class _Update:
                     build.require_rbac,
                     build.route_policy,
                 )
+                if memo is not None and again.built == memo.built:
+                    # Built the same (an Upstream it routes to got a new port, say): the
+                    # old objects stay, so what is placed, listed and sent for it does too.
+                    again = Memo(memo.built, again.reads, again.clock)
+                self.memos[key] = again
                 self.rebuilt.add(key)
         return candidates
 
@@ -300,11 +305,16 @@ class _Update:
         """`redo` placed on their listeners, closed over shared claims (old and new)."""
         claims = self.shared.claims
         linked = claims.neighbours(redo)
+        last = self.cache.hosts.memos
         for key in sorted(redo):
             memo = self.memos.get(key)
             placed = None
             if memo is not None and memo.built.contribution is not None:
-                placed = self._place(key, memo.built.contribution)
+                was = last.get(key)
+                if was is not None and was.built is memo.built and key in self.cache.placed:
+                    placed = self.cache.placed[key]  # the same build: placed as it was
+                else:
+                    placed = self._place(key, memo.built.contribution)
             if placed is None:
                 self.placed.pop(key, None)
             else:

@@ -93,7 +93,10 @@ class Listing:
     def place(
         self, key: ResourceKey, entries: tuple[tuple[ListenerRole, Entry, ir.VirtualHost], ...]
     ) -> list[tuple[ListenerRole, ir.VirtualHost, bool]]:
-        """`key`'s virtual hosts (its old ones gone); what left (False) and joined (True)."""
+        """`key`'s virtual hosts (its old ones gone); what left (False) and joined (True):
+        nothing when they are the very ones it has, at the same places."""
+        if self._holds(key, entries):
+            return []
         moved: list[tuple[ListenerRole, ir.VirtualHost, bool]] = []
         for role, place in self.of_key.pop(key, ()):
             places, vhosts = self.places[role], self.vhosts[role]
@@ -111,6 +114,20 @@ class Listing:
         if entries:
             self.of_key[key] = tuple((role, place) for role, place, _ in entries)
         return moved
+
+    def _holds(
+        self, key: ResourceKey, entries: tuple[tuple[ListenerRole, Entry, ir.VirtualHost], ...]
+    ) -> bool:
+        held = self.of_key.get(key, ())
+        if len(held) != len(entries) or not entries:
+            return False
+        for (role, place), (new_role, new_place, vhost) in zip(held, entries, strict=True):
+            if role != new_role or place != new_place:
+                return False
+            places = self.places[role]
+            if self.vhosts[role][bisect.bisect_left(places, place)] is not vhost:
+                return False
+        return True
 
 
 @dataclass(slots=True)
