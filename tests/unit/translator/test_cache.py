@@ -134,6 +134,24 @@ def test_a_host_built_the_same_keeps_its_objects(tmp_path: Path) -> None:
     same_output(translate(snapshot, OPTIONS, first.accepted), second)
 
 
+def test_a_host_read_again_the_same_holds_the_new_resource(tmp_path: Path) -> None:
+    """A VirtualService read from a new text that means the same (spaced otherwise) is a
+    new object, built the same: its memo holds the new object (a memo is valid only for
+    the very resource it holds: with the old one, every later look at it would build it
+    again)."""
+    store = DirectoryStore(tmp_path)
+    text = VS.format(name="a", domain="a.test", target="up")
+    (tmp_path / "a.yaml").write_text(text)
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / "a.yaml").write_text(text.replace("domains: ", "domains:   "))
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    key = ResourceKey("VirtualService", "default", "a")
+    assert second.cache.stage is not None
+    assert second.cache.stage.hosts.memos[key].built.vs is snapshot.resources[key]
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)
+
+
 def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:
     """Building a host hands back its findings on the route tables too, so a host that
     delegates is reused like any other, and the table's status stays what it was."""

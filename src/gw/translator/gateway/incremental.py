@@ -249,9 +249,11 @@ class _Update:
                     build.require_rbac,
                     build.route_policy,
                 )
-                if memo is not None and again.built == memo.built:
-                    # Built the same (an Upstream it routes to got a new port, say): the
-                    # old objects stay, so what is placed, listed and sent for it does too.
+                if memo is not None and memo.built.vs is vs and again.built == memo.built:
+                    # Built the same from the same resource (an Upstream it routes to got
+                    # a new port, say): the old objects stay, so what is placed, listed and
+                    # sent for it does too. (From an equal but new resource they would
+                    # not: the memo must hold the resource it is valid for.)
                     again = Memo(memo.built, again.reads, again.clock)
                 self.memos[key] = again
                 self.rebuilt.add(key)
