@@ -152,6 +152,23 @@ def test_a_host_read_again_the_same_holds_the_new_resource(tmp_path: Path) -> No
     same_output(translate(snapshot, OPTIONS, first.accepted), second)
 
 
+def test_a_listener_without_its_own_forward_proxy_any_more(tmp_path: Path) -> None:
+    """A listener whose dynamically forwarded routes went to a forward proxy of its own is
+    built anew when those settings go: its routes go to the shared one again (the messages
+    it kept were changed for its own proxy, and are not reused)."""
+    case = next(c for c in ALL_CASES if c.name == "gateway-plugins-traffic.in.yaml")
+    text = case.read_text()
+    (tmp_path / "config.yaml").write_text(text)
+    store = DirectoryStore(tmp_path)
+    first = translate(store.scan(), options_for(case))
+    own = "    options:\n      dynamicForwardProxy: {sslConfig: {}}\n"
+    assert own in text
+    (tmp_path / "config.yaml").write_text(text.replace(own, "    options: {}\n"))
+    snapshot = store.scan()
+    second = translate(snapshot, options_for(case), first.accepted, cache=first.cache)
+    same_output(translate(snapshot, options_for(case), first.accepted), second)
+
+
 def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:
     """Building a host hands back its findings on the route tables too, so a host that
     delegates is reused like any other, and the table's status stays what it was."""

@@ -412,7 +412,10 @@ def _message(
 
 
 def _known(before: _Plain | None) -> dict[int, Built]:
-    if before is None:
+    """The virtual hosts' messages of `before`, to reuse in a listener built anew: none
+    when its dynamically forwarded routes went to a forward proxy of its own, since they
+    are its route configurations' own, changed for it (`_configuration`)."""
+    if before is None or before.listener.plugins.dynamic_forward_proxy is not None:
         return {}
     if not before.count:
         return before.protos
@@ -429,20 +432,31 @@ def _protos(vhosts: Sequence[ir.VirtualHost], known: Mapping[int, Built]) -> dic
 
 
 def _routes(
-    listener: ir.Listener, protos: Mapping[int, Built]
+    listener: ir.Listener, protos: dict[int, Built]
 ) -> dict[str, route_pb2.RouteConfiguration]:
     name = listener.route_config_name
     vhosts = [protos[id(v)] for v in listener.virtual_hosts]
-    return {name: _configuration(name, vhosts, listener)}
+    config = _configuration(name, vhosts, listener)
+    for built in vhosts:
+        protos[id(built[0])] = built  # the configuration's own message (`_configuration`)
+    return {name: config}
 
 
 def _configuration(
-    name: str, vhosts: Sequence[Built], listener: ir.Listener
+    name: str, vhosts: list[Built], listener: ir.Listener
 ) -> route_pb2.RouteConfiguration:
     """A route configuration of `listener` (its `routeOptions`; its dynamically forwarded
-    routes sent to its own forward proxy cluster when it has settings of its own)."""
+    routes sent to its own forward proxy cluster when it has settings of its own).
+
+    The configuration holds copies of the virtual hosts' messages; `vhosts` is made to
+    point at those copies, and the messages built alone are let go. Each message built
+    alone has an allocation of its own of about 2.5 KB, which the kept copies doubled: 260
+    MB at 100,000 virtual hosts. A later configuration copies them from this one (which
+    `retarget` may have changed: doing it again changes nothing)."""
     config = route_configuration(name, [b[1] for b in vhosts], listener.route_options)
-    return retarget([config], listener)[0]
+    config = retarget([config], listener)[0]
+    vhosts[:] = [(b[0], own) for b, own in zip(vhosts, config.virtual_hosts, strict=True)]
+    return config
 
 
 def _named_endpoints(cluster: Message) -> Message:
