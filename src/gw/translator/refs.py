@@ -9,14 +9,14 @@ hand its edges back as a value resolves through a `scope()`, whose `edges` are i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
 from gw.api.status import State
 from gw.translator.reports import Reports
-from gw.translator.tally import Tallies
+from gw.translator.tally import Listing, Tallies
 
 R = TypeVar("R", bound=Resource)
 
@@ -42,10 +42,6 @@ class Reads:
     states: dict[ResourceKey, State] = field(default_factory=dict)
     #: It went through every resource: nothing it made can be reused.
     everything: bool = False
-
-
-#: Lists the keys of one kind, sorted (a snapshot's `keys_of_kind`).
-Listing = Callable[[str], Sequence[ResourceKey]]
 
 
 class Refs:

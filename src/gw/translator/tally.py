@@ -23,6 +23,7 @@ from gw.api import Resource, ResourceKey
 
 R = TypeVar("R", bound=Resource)
 Draw = Callable[[Any], frozenset[Hashable]]
+#: Lists the keys of one kind, sorted (a snapshot's `keys_of_kind`).
 Listing = Callable[[str], Sequence[ResourceKey]]
 
 _NOTHING: frozenset[Hashable] = frozenset()
@@ -89,11 +90,7 @@ class Tallies:
         for key in self._listing(kind.KIND):
             resource = resources[key]
             if isinstance(resource, kind):
-                values = draw(resource)
-                if values:
-                    drawn[key] = values
-                    for value in values:
-                        counts[value] = counts.get(value, 0) + 1
+                _count(drawn, counts, key, draw(resource))
         return Tally(drawn, counts)
 
     def _moved_on(
@@ -111,9 +108,19 @@ class Tallies:
                 else:
                     del counts[value]
             resource = self._resources.get(key)
-            values = draw(resource) if isinstance(resource, kind) else _NOTHING
-            if values:
-                drawn[key] = values
-                for value in values:
-                    counts[value] = counts.get(value, 0) + 1
+            if isinstance(resource, kind):
+                _count(drawn, counts, key, draw(resource))
         return Tally(drawn, counts)
+
+
+def _count(
+    drawn: dict[ResourceKey, frozenset[Hashable]],
+    counts: dict[Hashable, int],
+    key: ResourceKey,
+    values: frozenset[Hashable],
+) -> None:
+    """Record what was drawn from `key` (nothing to record when it gave nothing)."""
+    if values:
+        drawn[key] = values
+        for value in values:
+            counts[value] = counts.get(value, 0) + 1
