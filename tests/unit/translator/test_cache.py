@@ -169,6 +169,29 @@ def test_a_listener_without_its_own_forward_proxy_any_more(tmp_path: Path) -> No
     same_output(translate(snapshot, options_for(case), first.accepted), second)
 
 
+def test_a_host_on_a_gateway_served_again_is_restated(tmp_path: Path) -> None:
+    """A Gateway rejected through its HttpListenerOption has no listener; once that option
+    no longer reads (its targets unknown), the Gateway is served again. The VirtualService
+    placed on it is not rebuilt, but where it lands changed: its status names the proxy
+    again, as a full translation's does (the incremental one kept the old, empty one)."""
+    case = next(c for c in ALL_CASES if c.name == "httplisteneroption-invalid-options.in.yaml")
+    documents = [d for d in case.read_text().split("\n---\n")]
+    assert "name: other" in documents[1] and "kind: HttpListenerOption" in documents[2]
+    store = DirectoryStore(tmp_path)
+    for i, text in enumerate(documents):
+        (tmp_path / f"doc-{i}.yaml").write_text(text)
+    first = translate(store.scan(), options_for(case))
+    (tmp_path / "doc-1.yaml").unlink()  # the other Gateway, where the host landed
+    second = translate(store.scan(), options_for(case), first.accepted, cache=first.cache)
+    (tmp_path / "doc-2.yaml").write_text("kind: [unclosed")
+    snapshot = store.scan()
+    third = translate(snapshot, options_for(case), second.accepted, cache=second.cache)
+    assert third.restated is not None  # incremental
+    web = ResourceKey("VirtualService", "default", "web")
+    assert list(third.statuses[web].subresource_statuses) == ["*v1.Proxy.gateway-proxy_gw-system"]
+    same_output(translate(snapshot, options_for(case), second.accepted), third)
+
+
 def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Path) -> None:
     """Building a host hands back its findings on the route tables too, so a host that
     delegates is reused like any other, and the table's status stays what it was."""

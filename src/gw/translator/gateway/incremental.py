@@ -46,6 +46,7 @@ from gw.translator.gateway.build import Build, BuildResult
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.extauth_pass import pass_ttl_s
 from gw.translator.gateway.fallback import DOMAIN_CLAIM, choose_contributions
+from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.hostcache import HostCache, Listings, Memo, build_memo, still_valid
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import build_proxies
@@ -462,6 +463,7 @@ class _Update:
         foreign: frozenset[ResourceKey],
     ) -> BuildResult:
         build, cache = self.build, self.cache
+        relanded = self._relanded()  # restated (where they land), not redone
         for key in dirty:
             memo, use = self.memos.get(key), self.server_use.get(key)
             own = (*memo.built.edges, *use.edges) if memo is not None and use is not None else ()
@@ -497,6 +499,7 @@ class _Update:
             edges=edges,
             shared=self.shared,
             tallies=build.refs.tallies,
+            gateways=build.gateways,
         )
         self.shared.owner = new
         return BuildResult(
@@ -506,8 +509,8 @@ class _Update:
             reports=reports,
             cache=new,
             declared=build.declared,
-            dirty=self._restated(dirty | touched | others | cache.others, reports),
-            landed=self._landed(dirty),
+            dirty=self._restated(dirty | relanded | touched | others | cache.others, reports),
+            landed=self._landed(dirty | relanded),
             changes={g.name: self.moved[g.role] for g in build.gateways if g.role in self.moved},
         )
 
@@ -528,6 +531,25 @@ class _Update:
             or k in was_accepted
             or not before.same(now, k)
         )
+
+    def _relanded(self) -> set[ResourceKey]:
+        """The VirtualServices on a listener served otherwise than by the last build: where
+        they land may differ, though their placement does not (a Gateway rejected through
+        a reference, or accepted again, loses or gets its listener after the host passes,
+        which the fingerprint of the global passes does not see)."""
+        before: dict[str, list[GatewayListener]] = {}
+        now: dict[str, list[GatewayListener]] = {}
+        for gateways, by_role in ((self.cache.gateways, before), (self.build.gateways, now)):
+            for g in gateways:
+                by_role.setdefault(g.role, []).append(g)
+        roles = [r for r in before.keys() | now.keys() if before.get(r) != now.get(r)]
+        vhosts = self.shared.listing.vhosts
+        return {
+            ResourceKey(v.source.kind, v.source.namespace, v.source.name)
+            for role in roles
+            for v in vhosts.get(role, ())
+            if v.source is not None
+        }
 
     def _landed(self, dirty: set[ResourceKey]) -> dict[ResourceKey, frozenset[str]]:
         """The proxies each dirty VirtualService's virtual hosts are served on."""
@@ -625,6 +647,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
         edges=tuple(build.refs.edges[: checkpoint.edges]),
         shared=shared,
         tallies=build.refs.tallies,
+        gateways=build.gateways,
     )
     shared.owner = cache
     if checkpoint.fingerprint[-1]:

@@ -24,6 +24,7 @@ from gw.snapshot import InputError, Token
 from gw.translator import ir
 from gw.translator.gateway.contribution import Contribution, ListenerRole
 from gw.translator.gateway.fallback import Claim, claims_of
+from gw.translator.gateway.gateways import GatewayListener
 from gw.translator.gateway.hostcache import HostCache
 from gw.translator.refs import Edge
 from gw.translator.reports import Findings, Reports
@@ -209,6 +210,9 @@ class StageCache:
     shared: Shared
     #: What the global passes drew from every resource of a kind (`tally.py`).
     tallies: Tallies | None
+    #: The listeners served, as chosen after the references (a Gateway rejected through
+    #: one keeps its last listener, or has none).
+    gateways: tuple[GatewayListener, ...]
 
     def current(self) -> bool:
         """Whether the shared indexes describe this cache (it is the latest one)."""
