@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
 from gw.api.status import State
@@ -19,6 +19,11 @@ from gw.translator.reports import Reports
 from gw.translator.tally import Listing, Tallies
 
 R = TypeVar("R", bound=Resource)
+V = TypeVar("V", bound=Hashable)
+
+#: What a piece of building takes from a resource (None when it is absent), as a value
+#: compared by equality: `Refs.resolve_view`.
+View = Callable[[Resource | None], Hashable]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +47,19 @@ class Reads:
     states: dict[ResourceKey, State] = field(default_factory=dict)
     #: It went through every resource: nothing it made can be reused.
     everything: bool = False
+    #: Each resource looked at through a view: the object seen and what the view gave.
+    views: dict[tuple[ResourceKey, View], tuple[Resource | None, Hashable]] = field(
+        default_factory=dict
+    )
+
+    def same_views(self, resources: Mapping[ResourceKey, Resource]) -> bool:
+        """Whether every view gives for the resource in `resources` what it gave for the
+        one seen (not asked again while that is the very object)."""
+        for (key, view), (seen, value) in self.views.items():
+            now = resources.get(key)
+            if now is not seen and view(now) != value:
+                return False
+        return True
 
 
 class Refs:
@@ -92,6 +110,28 @@ class Refs:
         self.edges.append(Edge(referrer, field, key))
         found = self._seen(key)
         return found if isinstance(found, kind) else None
+
+    def resolve_view(
+        self,
+        kind: type[R],
+        ref: ResourceRef,
+        *,
+        referrer: ResourceKey,
+        field: str,
+        view: Callable[[R | None], V],
+    ) -> V:
+        """What `view` takes from the referenced resource (None when there is no valid one),
+        with the edge recorded as `resolve` does. A recording scope notes the view and what
+        it gave, not the resource: what was built from it is reused while the view gives
+        the same, however else the resource changes. `view` must be given nothing else
+        than what the building reads of the resource, and tolerate any resource or None."""
+        key = self.key(kind, ref, referrer)
+        self.edges.append(Edge(referrer, field, key))
+        found = self._resources.get(key)
+        value = view(found if isinstance(found, kind) else None)
+        if self.reads is not None:
+            self.reads.views[(key, cast(View, view))] = (found, value)
+        return value
 
     def add(self, edges: Iterable[Edge]) -> None:
         """Record edges resolved elsewhere (through a `scope()`)."""

@@ -111,10 +111,25 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
     assert host(third, "b") is not host(second, "b")
 
 
-def test_a_host_built_the_same_keeps_its_objects(tmp_path: Path) -> None:
-    """A new port on an Upstream rebuilds the hosts that read it; built the same, they keep
-    their objects, so nothing made of them is made or sent again: of the xDS resources,
-    only the Upstream's cluster is a new message."""
+def new_messages(before: Result, after: Result) -> set[tuple[str, str]]:
+    """(type, name) of the xDS messages `after` has that are not `before`'s very objects."""
+    return {
+        (type_url.rsplit(".", 1)[-1], name)
+        for type_url, messages in after.xds.resources.items()
+        for name, message in messages.items()
+        if before.xds.resources[type_url].get(name) is not message
+    }
+
+
+def memo(result: Result, name: str) -> object:
+    assert result.cache.stage is not None
+    return result.cache.stage.hosts.memos[ResourceKey("VirtualService", "default", name)]
+
+
+def test_a_new_port_on_an_upstream_leaves_its_hosts(tmp_path: Path) -> None:
+    """A route reads of its Upstream only what refining its destination needs (subsets, a
+    cloud function): a new port leaves the hosts that route there as they were (their
+    memo, not built again, nor restated); of the xDS, only the cluster is a new message."""
     store = DirectoryStore(tmp_path)
     (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
     (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
@@ -123,14 +138,30 @@ def test_a_host_built_the_same_keeps_its_objects(tmp_path: Path) -> None:
     snapshot = store.scan()
     second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
     assert second.restated is not None  # incremental
-    assert host(second, "a") is host(first, "a")
-    new = {
-        (type_url.rsplit(".", 1)[-1], name)
-        for type_url, messages in second.xds.resources.items()
-        for name, message in messages.items()
-        if first.xds.resources[type_url].get(name) is not message
-    }
-    assert new == {("Cluster", "up_default")}
+    assert memo(second, "a") is memo(first, "a")
+    assert ResourceKey("VirtualService", "default", "a") not in second.restated
+    assert new_messages(first, second) == {("Cluster", "up_default")}
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)
+
+
+def test_a_host_built_the_same_keeps_its_objects(tmp_path: Path) -> None:
+    """Subsets on an Upstream rebuild the hosts that route to it (refining may read them);
+    built the same (these routes ask for no subset), they keep their objects, so nothing
+    made of them is made or sent again: only the Upstream's cluster is a new message."""
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
+    (tmp_path / "a.yaml").write_text(VS.format(name="a", domain="a.test", target="up"))
+    first = translate(store.scan(), OPTIONS)
+    subsets = UPSTREAM.format(name="up", port=80).replace(
+        "}]}", "}], subsetSpec: {selectors: [{keys: [color]}]}}"
+    )
+    (tmp_path / "up.yaml").write_text(subsets)
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    assert second.restated is not None  # incremental
+    assert memo(second, "a") is not memo(first, "a")  # built again
+    assert host(second, "a") is host(first, "a")  # the same
+    assert new_messages(first, second) == {("Cluster", "up_default")}
     same_output(translate(snapshot, OPTIONS, first.accepted), second)
 
 

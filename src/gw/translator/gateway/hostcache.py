@@ -4,8 +4,10 @@ Editing one VirtualService among 100,000 must not cost building 100,000. Each
 VirtualService is built on its own (`virtualhosts.build_host`), handing back its
 contribution, findings and references as one value (`BuiltHost`), and the build records
 what it looked at besides its own resource (`refs.Reads`): every resource it looked up
-(the very object, or its absence), every kind it listed, the state of every resource it
-asked about, whether it looked at unreadable manifests, and every question it asked the
+(the very object, or its absence; or, looked up through a view, only what the view gave:
+a route reads of its Upstream whether it has subsets or a cloud function, not its hosts
+or port, `destinations.destination_view`), every kind it listed, the state of every
+resource it asked about, whether it looked at unreadable manifests, and every question it asked the
 clock (`clock.Clock`: a certificate's expiry). A `Memo` is reused while the VirtualService
 is the very same object and every one of those reads would give the same answer; what it
 depends on is found from the reads, never listed per feature, so a new option that reads
@@ -72,7 +74,7 @@ class ReadIndex:
             each.clear()
 
     def add(self, key: ResourceKey, memo: Memo) -> None:
-        for read in (*memo.reads.resources, *memo.reads.states):
+        for read in _looked_up(memo.reads):
             self.resources[read].add(key)
         for kind in memo.reads.kinds:
             self.kinds[kind].add(key)
@@ -82,7 +84,7 @@ class ReadIndex:
             self.clock.add(key)
 
     def remove(self, key: ResourceKey, memo: Memo) -> None:
-        for read in (*memo.reads.resources, *memo.reads.states):
+        for read in _looked_up(memo.reads):
             self._discard(self.resources, read, key)
         for kind in memo.reads.kinds:
             self._discard(self.kinds, kind, key)
@@ -96,6 +98,14 @@ class ReadIndex:
             found.discard(key)
             if not found:
                 del index[at]
+
+
+def _looked_up(reads: Reads) -> Iterator[ResourceKey]:
+    """The resources a build looked up, asked the state of, or looked at through a view."""
+    yield from reads.resources
+    yield from reads.states
+    for key, _ in reads.views:
+        yield key
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,7 @@ def still_valid(
         and not reads.everything
         and (same_errors or not reads.broken)
         and all(resources.get(k) is r for k, r in reads.resources.items())
+        and reads.same_views(resources)
         and all(listings.same(kind, seen) for kind, seen in reads.kinds.items())
         and all(reports.state(k) is s for k, s in reads.states.items())
         and same_answers(list(memo.clock), now)

@@ -13,10 +13,11 @@ input); when it cannot tell, it says so (None) and every pass runs.
    proxies), it stops there.
 2. The VirtualServices to redo: the changed ones; those whose memoised build read a
    changed resource, listing, state, unreadable manifest or clock answer (the read index
-   of `hostcache.py`); those whose input errors or last accepted contribution changed;
-   those that refer to a resource whose rejection changed; and, to close it, every
-   VirtualService sharing a domain or SNI claim with one of them on a listener
-   (`stagecache.Claims`): only those can clash with each other.
+   of `hostcache.py`) and would read it otherwise now (`still_valid`); those whose input
+   errors or last accepted contribution changed; those that refer to a resource whose
+   rejection changed; and, to close it, every VirtualService sharing a domain or SNI
+   claim with one of them on a listener (`stagecache.Claims`): only those can clash with
+   each other.
 3. The host passes (`passes.HOST_PASSES`) run for those alone, through the functions the
    full build calls, and what they make takes the place of the last build's: the claims'
    conflicts, the rejections through references (resources other than VirtualServices
@@ -217,7 +218,9 @@ class _Update:
 
     def _rebuild_hosts(self) -> set[ResourceKey]:
         """The VirtualServices that changed, and those whose memoised build read something
-        that did: each rebuilt (or dropped)."""
+        that did and would now read it otherwise: each rebuilt (or dropped). A memo still
+        valid is not redone: its build, and all that follows from it, is the same (an
+        Upstream's new port leaves the hosts that route to it as they were)."""
         cache, build, changed = self.cache, self.build, self.changed
         index = cache.hosts.readers()
         candidates = {k for k in changed if k.kind == VS}
@@ -258,7 +261,7 @@ class _Update:
                     again = Memo(memo.built, again.reads, again.clock)
                 self.memos[key] = again
                 self.rebuilt.add(key)
-        return candidates
+        return set(self.rebuilt)
 
     def _state_changes(self) -> set[ResourceKey]:
         """Resources (not VirtualServices) whose state after the global passes changed."""

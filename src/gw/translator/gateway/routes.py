@@ -19,7 +19,7 @@ from gw.translator.envoy.transform import own as own_transformations
 from gw.translator.gateway.azure import check_function_route
 from gw.translator.gateway.cors import build_cors
 from gw.translator.gateway.delegation import Parent, delegate, inherit
-from gw.translator.gateway.destinations import refine_destination
+from gw.translator.gateway.destinations import destination_upstream, refine_destination
 from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
 from gw.translator.gateway.headers import build_header_manipulation
@@ -377,12 +377,12 @@ class RouteBuilder:
         assert dest.upstream is not None
         ref, where = dest.upstream, f"{field}.upstream"
         key = refs.key(api.Upstream, ref, self.owner)
-        found = refs.resolve(api.Upstream, ref, referrer=self.owner, field=where)
+        there, found = destination_upstream(refs, ref, referrer=self.owner, field=where)
         cluster = cluster_name(key.name, key.namespace)
         if (reserved := reserved_cluster_problem(cluster)) is not None:
             self.report.error(where, reserved)
             return None
-        if found is None and not self.refs.exists(key):
+        if not there and not self.refs.exists(key):
             self.report.warning(
                 f"{field}.upstream",
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "

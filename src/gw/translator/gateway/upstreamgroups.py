@@ -14,7 +14,7 @@ from gw import api
 from gw.api import ResourceKey, ResourceRef
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
-from gw.translator.gateway.destinations import refine_destination
+from gw.translator.gateway.destinations import destination_upstream, refine_destination
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.traffic import build_destination_traffic
 from gw.translator.gateway.upstreams import cluster_name
@@ -111,8 +111,10 @@ def _destination(
         return refine_destination(target, None, dest, refs=refs, field=field, report=report)
     assert dest.upstream is not None
     key = refs.key(api.Upstream, dest.upstream, group.key)
-    found = refs.resolve(api.Upstream, dest.upstream, referrer=group.key, field=f"{field}.upstream")
-    if found is None and not refs.exists(key):
+    there, found = destination_upstream(
+        refs, dest.upstream, referrer=group.key, field=f"{field}.upstream"
+    )
+    if not there and not refs.exists(key):
         report.error(
             f"{field}.upstream",
             f"{number}: upstream not found: list did not find upstream {key.namespace}.{key.name}",
