@@ -27,6 +27,20 @@ View = Callable[[Resource | None], Hashable]
 
 
 @dataclass(frozen=True, slots=True)
+class Viewed:
+    """A resource looked up through a view: the object seen and what the view gave."""
+
+    view: View
+    seen: Resource | None
+    value: Hashable
+
+    def holds(self, now: Resource | None) -> bool:
+        """Whether the view gives for `now` what it gave (not asked again for the very
+        object seen)."""
+        return now is self.seen or self.view(now) == self.value
+
+
+@dataclass(frozen=True, slots=True)
 class Edge:
     referrer: ResourceKey
     field: str
@@ -37,29 +51,21 @@ class Edge:
 class Reads:
     """What a piece of building looked at through a recording `Refs.scope()` (and its
     `Reports.scope()`, `Clock`): each resource looked up (the object seen, None when
-    absent), each kind listed, whether it looked at broken manifests, the state of each
-    resource it asked about. Its result can be reused while all of these are the same."""
+    absent; a `Viewed` when looked up through a view alone), each kind listed, whether it
+    looked at broken manifests, the state of each resource it asked about. Its result can
+    be reused while all of these are the same."""
 
-    resources: dict[ResourceKey, Resource | None] = field(default_factory=dict)
+    resources: dict[ResourceKey, Resource | Viewed | None] = field(default_factory=dict)
     #: Each kind listed, and the resources the listing gave.
     kinds: dict[str, tuple[Resource, ...]] = field(default_factory=dict)
     broken: bool = False
     states: dict[ResourceKey, State] = field(default_factory=dict)
     #: It went through every resource: nothing it made can be reused.
     everything: bool = False
-    #: Each resource looked at through a view: the object seen and what the view gave.
-    views: dict[tuple[ResourceKey, View], tuple[Resource | None, Hashable]] = field(
-        default_factory=dict
-    )
 
-    def same_views(self, resources: Mapping[ResourceKey, Resource]) -> bool:
-        """Whether every view gives for the resource in `resources` what it gave for the
-        one seen (not asked again while that is the very object)."""
-        for (key, view), (seen, value) in self.views.items():
-            now = resources.get(key)
-            if now is not seen and view(now) != value:
-                return False
-        return True
+
+#: Not looked up yet (None is a lookup that found nothing).
+_UNREAD = object()
 
 
 class Refs:
@@ -130,7 +136,11 @@ class Refs:
         found = self._resources.get(key)
         value = view(found if isinstance(found, kind) else None)
         if self.reads is not None:
-            self.reads.views[(key, cast(View, view))] = (found, value)
+            known = self.reads.resources.get(key, _UNREAD)
+            if known is _UNREAD:
+                self.reads.resources[key] = Viewed(cast(View, view), found, value)
+            elif isinstance(known, Viewed) and known.view is not view:
+                self.reads.resources[key] = found  # through two views: read whole
         return value
 
     def add(self, edges: Iterable[Edge]) -> None:

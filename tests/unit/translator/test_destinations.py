@@ -20,7 +20,7 @@ from gw.api.virtualservice import Destination
 from gw.store.directory import DirectoryStore
 from gw.translator import ir
 from gw.translator.gateway.destinations import PLAIN, destination_view, refine_destination
-from gw.translator.refs import Refs
+from gw.translator.refs import Reads, Refs, Viewed
 from gw.translator.reports import ResourceReport
 from tests.golden.test_golden import ALL_CASES
 
@@ -74,3 +74,29 @@ def test_a_plain_upstream_refines_like_none(spec: dict[str, Any]) -> None:
             assert refined(upstream, dest, refs) == refined(None, dest, refs), upstream.key
         else:
             assert view is upstream
+
+
+def test_what_a_build_records_of_a_resource_it_views() -> None:
+    """Through one view: what the view gave; looked up whole as well, or through another
+    view: the object itself (a memo is then valid only while it is the very object)."""
+    resources, upstream = next((r, u) for r, u in UPSTREAMS if destination_view(u) == PLAIN)
+    ref = api.ResourceRef(name=upstream.metadata.name, namespace=upstream.metadata.namespace)
+    owner = ResourceKey("VirtualService", upstream.metadata.namespace, "vs")
+
+    def recorded(*lookups: str) -> object:
+        reads = Reads()
+        refs = Refs(resources, set()).scope(reads)
+        for lookup in lookups:
+            if lookup == "whole":
+                refs.resolve(api.Upstream, ref, referrer=owner, field="f")
+            else:
+                view = destination_view if lookup == "view" else lambda u: u is not None
+                refs.resolve_view(api.Upstream, ref, referrer=owner, field="f", view=view)
+        return reads.resources[upstream.key]
+
+    viewed = recorded("view", "view")
+    assert isinstance(viewed, Viewed) and viewed.value == PLAIN
+    assert viewed.holds(upstream.model_copy(update={"status": "another object"}))
+    assert not viewed.holds(None)
+    for lookups in (("view", "whole"), ("whole", "view"), ("view", "other")):
+        assert recorded(*lookups) is upstream, lookups

@@ -23,12 +23,13 @@ from gw.translator import ir
 class HostFacts:
     """One virtual host's share of the listener-wide choices."""
 
-    #: The clusters its forwarded routes name.
-    targets: frozenset[str] = frozenset()
+    #: The clusters its forwarded routes name (sorted; kept for every virtual host, and a
+    #: tuple of one is a fifth of a set of one).
+    targets: tuple[str, ...] = ()
     #: Some route takes its cluster from a request header (any cluster, HTTP/2 ones too).
     any_cluster: bool = False
-    #: The clusters some route forwards to with `autoHostRewrite`.
-    rewritten: frozenset[str] = frozenset()
+    #: The clusters some route forwards to with `autoHostRewrite` (sorted).
+    rewritten: tuple[str, ...] = ()
     #: Some route is forwarded dynamically (the dynamic forward proxy).
     forwards: bool = False
 
@@ -47,7 +48,7 @@ def host_facts(vhost: ir.VirtualHost) -> HostFacts:
             rewritten |= names
         any_cluster = any_cluster or action.cluster_header is not None
         forwards = forwards or action.dynamic_forward_proxy is not None
-    return HostFacts(frozenset(targets), any_cluster, frozenset(rewritten), forwards)
+    return HostFacts(tuple(sorted(targets)), any_cluster, tuple(sorted(rewritten)), forwards)
 
 
 @dataclass(slots=True)

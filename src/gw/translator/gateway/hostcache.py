@@ -39,7 +39,7 @@ from gw.translator.gateway.contribution import BuiltHost, Contribution
 from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.virtualhosts import build_host
 from gw.translator.options import Options
-from gw.translator.refs import Reads, Refs
+from gw.translator.refs import Reads, Refs, Viewed
 from gw.translator.reports import Reports
 
 R = TypeVar("R", bound=Resource)
@@ -74,7 +74,7 @@ class ReadIndex:
             each.clear()
 
     def add(self, key: ResourceKey, memo: Memo) -> None:
-        for read in _looked_up(memo.reads):
+        for read in (*memo.reads.resources, *memo.reads.states):
             self.resources[read].add(key)
         for kind in memo.reads.kinds:
             self.kinds[kind].add(key)
@@ -84,7 +84,7 @@ class ReadIndex:
             self.clock.add(key)
 
     def remove(self, key: ResourceKey, memo: Memo) -> None:
-        for read in _looked_up(memo.reads):
+        for read in (*memo.reads.resources, *memo.reads.states):
             self._discard(self.resources, read, key)
         for kind in memo.reads.kinds:
             self._discard(self.kinds, kind, key)
@@ -98,14 +98,6 @@ class ReadIndex:
             found.discard(key)
             if not found:
                 del index[at]
-
-
-def _looked_up(reads: Reads) -> Iterator[ResourceKey]:
-    """The resources a build looked up, asked the state of, or looked at through a view."""
-    yield from reads.resources
-    yield from reads.states
-    for key, _ in reads.views:
-        yield key
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +145,10 @@ def still_valid(
         memo.built.vs is vs
         and not reads.everything
         and (same_errors or not reads.broken)
-        and all(resources.get(k) is r for k, r in reads.resources.items())
-        and reads.same_views(resources)
+        and all(
+            resources.get(k) is r or (type(r) is Viewed and r.holds(resources.get(k)))
+            for k, r in reads.resources.items()
+        )
         and all(listings.same(kind, seen) for kind, seen in reads.kinds.items())
         and all(reports.state(k) is s for k, s in reads.states.items())
         and same_answers(list(memo.clock), now)
