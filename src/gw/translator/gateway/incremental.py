@@ -378,7 +378,7 @@ class _Update:
         kept = [
             c
             for c in self.cache.conflicts
-            if (held := by_claim.get((c[0], DOMAIN_CLAIM, c[1]))) and not held & dirty
+            if (held := by_claim.get((c[0], DOMAIN_CLAIM, c[1]))) and dirty.isdisjoint(held)
         ]
         conflicts = sorted({*kept, *found})
         placement.warn_domain_conflicts(conflicts, build.gateways, build.reports)

@@ -42,24 +42,27 @@ class ServerUse:
 @dataclass(slots=True)
 class Claims:
     """Claim (listener role, domain or SNI, value) → the VirtualServices holding it (fresh
-    or last accepted); and each one's claims."""
+    or last accepted); and each one's claims. Tuples, not sets: kept for every host, and
+    a claim is held by one host but where hosts clash (a tuple of one is a fifth of a
+    set of one)."""
 
-    by_claim: dict[Claim, set[ResourceKey]] = field(default_factory=dict)
-    by_key: dict[ResourceKey, frozenset[Claim]] = field(default_factory=dict)
+    by_claim: dict[Claim, tuple[ResourceKey, ...]] = field(default_factory=dict)
+    by_key: dict[ResourceKey, tuple[Claim, ...]] = field(default_factory=dict)
 
     def hold(self, key: ResourceKey, claims: frozenset[Claim]) -> None:
-        old = self.by_key.get(key, frozenset())
+        old = frozenset(self.by_key.get(key, ()))
         if old == claims:
             return
         for claim in old - claims:
-            holders = self.by_claim[claim]
-            holders.discard(key)
-            if not holders:
+            holders = tuple(k for k in self.by_claim[claim] if k != key)
+            if holders:
+                self.by_claim[claim] = holders
+            else:
                 del self.by_claim[claim]
         for claim in claims - old:
-            self.by_claim.setdefault(claim, set()).add(key)
+            self.by_claim[claim] = (*self.by_claim.get(claim, ()), key)
         if claims:
-            self.by_key[key] = claims
+            self.by_key[key] = tuple(claims)
         else:
             self.by_key.pop(key, None)
 
@@ -71,9 +74,10 @@ class Claims:
             for claim in self.by_key.get(todo.pop(), ()):
                 holders = self.by_claim[claim]
                 if len(holders) > 1:
-                    for other in holders - out:
-                        out.add(other)
-                        todo.append(other)
+                    for other in holders:
+                        if other not in out:
+                            out.add(other)
+                            todo.append(other)
         return out
 
 
@@ -140,12 +144,12 @@ class Shared:
     listing: Listing = field(default_factory=Listing)
     #: Referent → the VirtualServices whose own references name it.
     referrers: dict[ResourceKey, set[ResourceKey]] = field(default_factory=dict)
-    #: Each VirtualService's own referents.
-    referents: dict[ResourceKey, frozenset[ResourceKey]] = field(default_factory=dict)
+    #: Each VirtualService's own referents (a tuple: kept for every host).
+    referents: dict[ResourceKey, tuple[ResourceKey, ...]] = field(default_factory=dict)
 
     def refer(self, key: ResourceKey, edges: Iterable[Edge]) -> None:
         new = frozenset(e.referent for e in edges if e.referrer == key)
-        old = self.referents.get(key, frozenset())
+        old = frozenset(self.referents.get(key, ()))
         for referent in old - new:
             found = self.referrers[referent]
             found.discard(key)
@@ -154,7 +158,7 @@ class Shared:
         for referent in new - old:
             self.referrers.setdefault(referent, set()).add(key)
         if new:
-            self.referents[key] = new
+            self.referents[key] = tuple(new)
         else:
             self.referents.pop(key, None)
 
