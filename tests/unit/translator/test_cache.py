@@ -6,11 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from bench.fixtures import GATEWAY
 
 from gw.api import ResourceKey
 from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
+from gw.translator.envoy import names
 from gw.translator.options import Options
 from gw.translator.translation import Result, translate
 from tests.golden.test_golden import ALL_CASES, GOLDEN_NOW, case_id, options_for
@@ -241,4 +243,66 @@ def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Pa
         "spec.routes[0].matchers[0]",
         "spec.routes[1].routeAction.single.upstream",
     ]
+    same_output(translate(snapshot, OPTIONS, first.accepted), second)
+
+
+@pytest.mark.parametrize("shard_from", [0, 2], ids=["one-route-configuration", "sharded"])
+def test_a_new_server_name_on_a_gateway_rebuilds_its_listener_alone(
+    tmp_path: Path, shard_from: int
+) -> None:
+    """How a Gateway's listener speaks HTTP is read by its Listener message alone: changed,
+    the translation is incremental, no host is built again or restated, and the Listener
+    is the one new message of the listener (its route configurations and scopes are kept)."""
+    options = Options(now=GOLDEN_NOW, shard_routes_from=shard_from)
+    store = DirectoryStore(tmp_path)
+    (tmp_path / "gateway.yaml").write_text(GATEWAY.format(server="edge-1"))
+    (tmp_path / "up.yaml").write_text(UPSTREAM.format(name="up", port=80))
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text(
+            VS.format(name=name, domain=f"{name}.test", target="up")
+        )
+    first = translate(store.scan(), options)
+    (tmp_path / "gateway.yaml").write_text(GATEWAY.format(server="edge-2"))
+    snapshot = store.scan()
+    second = translate(snapshot, options, first.accepted, cache=first.cache)
+    assert second.restated is not None  # incremental
+    assert "VirtualService" not in {k.kind for k in second.restated}
+    assert all(memo(second, n) is memo(first, n) for n in ("a", "b", "c"))
+    # The clusters are made again by the global passes on every translation (packing finds
+    # them the same and sends nothing); the route configurations and scopes are kept.
+    assert {t for t, _ in new_messages(first, second)} - {"Cluster"} == {"Listener"}
+    if shard_from:
+        assert second.xds.resources[names.SCOPED_ROUTE]  # sharded indeed
+    same_output(translate(snapshot, options, first.accepted), second)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rebuilt"),
+    [
+        ("clientId: myclientid", "clientId: another-client", False),
+        ("scopes: [email]", "scopes: [email, profile]", False),
+        ("callbackPath: /callback(/.*)?", "callbackPath: /oidc/back(/.*)?", True),
+    ],
+    ids=["client-id", "scopes", "callback-path"],
+)
+def test_a_host_reads_of_its_auth_config_only_the_login_routes(
+    tmp_path: Path, old: str, new: str, rebuilt: bool
+) -> None:
+    """A host that names an AuthConfig reads of it the paths of its logins (they get routes
+    in the host) and whether a step reads a JWT: a new client id or scope leaves the host
+    as it was; a new callback path builds it again."""
+    case = next(c for c in ALL_CASES if c.name == "authconfig-oidc-options.in.yaml")
+    text = case.read_text()
+    assert old in text
+    store = DirectoryStore(tmp_path)
+    (tmp_path / case.name).write_text(text)
+    first = translate(store.scan(), OPTIONS)
+    (tmp_path / case.name).write_text(text.replace(old, new))
+    snapshot = store.scan()
+    second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
+    assert second.restated is not None  # incremental
+    key = ResourceKey("VirtualService", "gw-system", "app")
+    assert first.cache.stage is not None and second.cache.stage is not None
+    same = second.cache.stage.hosts.memos[key] is first.cache.stage.hosts.memos[key]
+    assert same is not rebuilt
     same_output(translate(snapshot, OPTIONS, first.accepted), second)

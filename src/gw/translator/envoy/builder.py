@@ -210,7 +210,8 @@ class XdsBuilder:
         http1: frozenset[str],
     ) -> _Plain | None:
         """The last build's plain listener with what changed; None when it must be built
-        anew (new settings, many changes, a TLS host, another shard count)."""
+        anew (new filters or route options of its own, many changes, a TLS host, another
+        shard count)."""
         before = self._plain_before.get(key)
         if before is None or before.stripped != stripped or before.source is None:
             return None
@@ -224,7 +225,7 @@ class XdsBuilder:
             return None  # as cheap to build it all
         facts = before.facts.moved(map(self._host, left), map(self._host, joined))
         listener = with_grpc_web(listener, facts.reaches_http2(http1))
-        if not _same_shell(before.listener, listener):
+        if not _routed_alike(before.listener, listener):
             return None
         inexact = before.inexact + _inexact(joined) - _inexact(left)
         count = _count(len(vhosts), inexact, self.shard_from)
@@ -234,7 +235,7 @@ class XdsBuilder:
         for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
             filters[i] = listener_http_filter(HTTP_FILTERS[i], listener, vhosts)
         message = before.message
-        if filters != before.filters:
+        if filters != before.filters or not _same_shell(before.listener, listener):
             message = _message(listener, filters, stripped, bool(count))
         state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
         state.source, state.facts, state.http1 = source, facts, http1
@@ -387,6 +388,20 @@ def _all_scopes(scopes: list[Messages]) -> Messages:
     for each in scopes:
         merged.update(each)
     return Messages(merged)
+
+
+def _routed_alike(one: ir.Listener, two: ir.Listener) -> bool:
+    """The same listener but for its virtual hosts, how it speaks HTTP and how it accepts
+    connections (`http`, `options`), which only its Listener message reads: its filters,
+    route configurations and scopes are as they were (a Gateway's `serverName` changed
+    rebuilds one message, not the scopes and shards of 100,000 hosts)."""
+    return _same_shell(
+        dataclasses.replace(one, http=_HTTP, options=_OPTIONS),
+        dataclasses.replace(two, http=_HTTP, options=_OPTIONS),
+    )
+
+
+_HTTP, _OPTIONS = ir.HttpSettings(), ir.ListenerOptions()
 
 
 def _same_shell(one: ir.Listener, two: ir.Listener) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable
+from dataclasses import dataclass
 
 from gw import api
 from gw.api import ResourceKey
@@ -42,15 +43,41 @@ FLOW_ROUTE_RESPONSE = ir.DirectResponse(
 _ERROR_CODES = frozenset(range(400, 432)) | frozenset(range(500, 512))
 
 
+@dataclass(frozen=True, slots=True)
+class AuthConfigUse:
+    """What a host reads of an AuthConfig it names (`auth_config_use`): the matches of its
+    OIDC logins' own requests (callback, logout), which get routes in the host, and whether
+    a step reads a JWT (the host's checks must come before it). The host is looked up
+    through this view: a new client secret, scope or provider leaves the thousands of
+    hosts that name the AuthConfig as they were (its config for the extauth server is
+    built by its own pass)."""
+
+    key: ResourceKey
+    flows: tuple[tuple[str, ir.RouteMatch], ...] = ()
+    jwt_step: bool = False
+
+
+def auth_config_use(auth_config: object) -> AuthConfigUse | None:
+    if not isinstance(auth_config, api.AuthConfig):
+        return None
+    flows = []
+    for entry in auth_config.spec.configs:
+        oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
+        if oidc is not None:
+            flows += flow_paths(oidc)
+    jwt_step = any(step.jwt is not None for step in auth_config.spec.configs)
+    return AuthConfigUse(auth_config.key, tuple(flows), jwt_step)
+
+
 class ExtAuthResolver:
-    """Resolves the `extauth` options of one VirtualService and remembers the AuthConfigs
-    they name, for the flow routes."""
+    """Resolves the `extauth` options of one VirtualService and remembers what it read of
+    the AuthConfigs they name, for the flow routes."""
 
     def __init__(self, refs: Refs, referrer: ResourceKey, report: ResourceReport) -> None:
         self.refs = refs
         self.referrer = referrer
         self.report = report
-        self.configs: dict[str, api.AuthConfig] = {}
+        self.configs: dict[str, AuthConfigUse] = {}
 
     def resolve(self, extension: ExtAuthExtension, field: str) -> ir.ExtAuth | None:
         """The ExtAuth an `extauth` option asks for, or None after reporting why not."""
@@ -80,8 +107,12 @@ class ExtAuthResolver:
         assert extension.config_ref is not None
         ref = extension.config_ref
         key = self.refs.key(api.AuthConfig, ref, self.referrer)
-        found = self.refs.resolve(
-            api.AuthConfig, ref, referrer=self.referrer, field=f"{field}.configRef"
+        found = self.refs.resolve_view(
+            api.AuthConfig,
+            ref,
+            referrer=self.referrer,
+            field=f"{field}.configRef",
+            view=auth_config_use,
         )
         if found is None:
             self.report.error(
@@ -97,28 +128,26 @@ class ExtAuthResolver:
         VirtualService uses hold, each sent to the extauth server with its own config."""
         out: list[ir.Route] = []
         owner: dict[ir.RouteMatch, str] = {}
-        for ident, auth_config in sorted(self.configs.items()):
-            for entry in auth_config.spec.configs:
-                oidc = entry.oauth2.oidc_authorization_code if entry.oauth2 else None
-                for kind, match in flow_paths(oidc) if oidc is not None else []:
-                    if owner.get(match) == ident:
-                        continue
-                    if match in owner:
-                        self.report.error(
-                            "spec.virtualHost.options.extauth",
-                            f"AuthConfigs {owner[match]} and {ident} both use the path "
-                            f"{match.path} on this host",
-                        )
-                        continue
-                    owner[match] = ident
-                    out.append(
-                        ir.Route(
-                            name=f"{vhost_name}-extauth-{kind}-{len(out)}",
-                            match=match,
-                            action=FLOW_ROUTE_RESPONSE,
-                            extauth=ir.ExtAuth(config_id=ident, flow=kind),
-                        )
+        for ident, use in sorted(self.configs.items(), key=lambda item: item[0]):
+            for kind, match in use.flows:
+                if owner.get(match) == ident:
+                    continue
+                if match in owner:
+                    self.report.error(
+                        "spec.virtualHost.options.extauth",
+                        f"AuthConfigs {owner[match]} and {ident} both use the path "
+                        f"{match.path} on this host",
                     )
+                    continue
+                owner[match] = ident
+                out.append(
+                    ir.Route(
+                        name=f"{vhost_name}-extauth-{kind}-{len(out)}",
+                        match=match,
+                        action=FLOW_ROUTE_RESPONSE,
+                        extauth=ir.ExtAuth(config_id=ident, flow=kind),
+                    )
+                )
         return out
 
 

@@ -118,7 +118,23 @@ def fingerprint(build: Build) -> tuple[Any, ...]:
     # Session passes are keyed by each AuthConfig's version and attached to every host
     # when contributions are assembled: the full build does that.
     plain = plain and pass_ttl_s(build.settings.spec.extauth if build.settings else None) is None
-    return (options, rules, build.servers, build.gateways, plain)
+    return (options, rules, build.servers, placing(build.gateways), plain)
+
+
+def placing(gateways: Iterable[GatewayListener]) -> tuple[GatewayListener, ...]:
+    """The gateways as the host passes read them: where they listen, for which proxies,
+    which hosts they select. Not how their listeners speak HTTP, accept connections, which
+    filters their own options add or their route configurations' options (`http`,
+    `options`, `plugins`, `route_options`): `build_proxies` and `assembled` read those of
+    the gateways of the build on every build, so a Gateway's `serverName` or access log
+    changed is an incremental build that redoes no host."""
+    return tuple(
+        dataclasses.replace(g, http=_HTTP, options=_OPTIONS, plugins=_PLUGINS, route_options=None)
+        for g in gateways
+    )
+
+
+_HTTP, _OPTIONS, _PLUGINS = ir.HttpSettings(), ir.ListenerOptions(), ir.HttpListenerOptions()
 
 
 def _http_checks_upstream_rejected(build: Build) -> bool:
@@ -502,7 +518,7 @@ class _Update:
             edges=edges,
             shared=self.shared,
             tallies=build.refs.tallies,
-            gateways=build.gateways,
+            gateways=placing(build.gateways),
         )
         self.shared.owner = new
         return BuildResult(
@@ -542,7 +558,8 @@ class _Update:
         which the fingerprint of the global passes does not see)."""
         before: dict[str, list[GatewayListener]] = {}
         now: dict[str, list[GatewayListener]] = {}
-        for gateways, by_role in ((self.cache.gateways, before), (self.build.gateways, now)):
+        pairs = ((self.cache.gateways, before), (placing(self.build.gateways), now))
+        for gateways, by_role in pairs:
             for g in gateways:
                 by_role.setdefault(g.role, []).append(g)
         roles = [r for r in before.keys() | now.keys() if before.get(r) != now.get(r)]
@@ -650,7 +667,7 @@ def cache_of(build: Build, given: Snapshot, checkpoint: Checkpoint) -> StageCach
         edges=tuple(build.refs.edges[: checkpoint.edges]),
         shared=shared,
         tallies=build.refs.tallies,
-        gateways=build.gateways,
+        gateways=placing(build.gateways),
     )
     shared.owner = cache
     if checkpoint.fingerprint[-1]:

@@ -215,7 +215,8 @@ class StageCache:
     #: What the global passes drew from every resource of a kind (`tally.py`).
     tallies: Tallies | None
     #: The listeners served, as chosen after the references (a Gateway rejected through
-    #: one keeps its last listener, or has none).
+    #: one keeps its last listener, or has none), as the host passes read them
+    #: (`incremental.placing`).
     gateways: tuple[GatewayListener, ...]
 
     def current(self) -> bool:

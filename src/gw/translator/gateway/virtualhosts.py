@@ -14,6 +14,7 @@ from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.gateway.contribution import BuiltHost, Contribution, ListenerRole
 from gw.translator.gateway.cors import build_cors, merge_cors_policies
+from gw.translator.gateway.extauth import AuthConfigUse
 from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
@@ -206,7 +207,7 @@ def build_virtual_host(
 
 
 def _check_jwt_steps(
-    configs: Iterable[api.AuthConfig], jwt: HostJwt, report: ResourceReport
+    configs: Iterable[AuthConfigUse], jwt: HostJwt, report: ResourceReport
 ) -> None:
     """An AuthConfig's `jwt` step reads the tokens Envoy verified before the extauth call:
     with the host's JWT checks after it (`jwt`, `jwtStaged.afterExtAuth`), it never sees
@@ -214,11 +215,11 @@ def _check_jwt_steps(
     if jwt.before is not None:
         return
     for config in configs:
-        if any(step.jwt is not None for step in config.spec.configs):
-            meta = config.metadata
+        if config.jwt_step:
+            key = config.key
             report.warning(
                 f"{_OPTIONS}.jwtStaged",
-                f"AuthConfig {meta.namespace}.{meta.name} has a jwt step, which sees only "
+                f"AuthConfig {key.namespace}.{key.name} has a jwt step, which sees only "
                 "tokens verified before extauth: put the JWT options under "
                 "jwtStaged.beforeExtAuth",
             )
