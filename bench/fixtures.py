@@ -53,6 +53,21 @@ spec:
         routeAction: {{single: {{upstream: {{name: {upstream}}}}}}}
 """
 
+#: The built-in HTTP Gateway written down, with a Server header of its own (`serverName`):
+#: a change to it is a change to the listener every plain VirtualService is served on.
+GATEWAY = """---
+apiVersion: gateway.vendor.io/v1
+kind: Gateway
+metadata: {{name: gateway-proxy, namespace: gw-system}}
+spec:
+  bindAddress: '::'
+  bindPort: 8080
+  httpGateway:
+    options:
+      httpConnectionManagerSettings: {{serverName: {server}}}
+  proxyNames: [gateway-proxy]
+  ssl: false
+"""
 DELEGATING_VS = """---
 apiVersion: gateway.vendor.io/v1
 kind: VirtualService
