@@ -7,13 +7,14 @@ one it does not act on a status saying so and why.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from gw.api.duration import Duration
 from gw.api.extproc import ExtProcSettings
 from gw.api.meta import Model, Resource, ResourceRef
+from gw.api.names import label
 from gw.api.ratelimit import RateLimitServerSettings, RateLimitServiceSettings
 
 
@@ -180,10 +181,16 @@ class GatewayOptions(Model):
     translate_empty_gateways: bool | None = None
 
 
+def _namespace_or_empty(value: str | None) -> str | None:
+    return label(value) if value else value
+
+
 class SettingsSpec(Model):
     extauth: ExtAuthSettings | None = None
     dev_mode: bool = False
-    discovery_namespace: str | None = None
+    #: Where discovered Upstreams are written (empty: the install's namespace): a
+    #: namespace, since they are resources there.
+    discovery_namespace: Annotated[str | None, AfterValidator(_namespace_or_empty)] = None
     watch_namespaces: list[str] = []
     discovery: DiscoverySettings | None = None
     rbac: RbacSettings | None = None

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 import yaml
 
-from gw.api import ResourceKey, Upstream, parse_document
+from gw.api import ManifestError, ResourceKey, Upstream, parse_document
 from gw.api.orch import sanitize_name, service_destination_name, service_upstream_name
 from gw.discovery import ServiceDiscovery
 from gw.discovery.services import HASH_ANNOTATION, content_hash, discover, owned
@@ -198,3 +198,25 @@ def test_an_upstream_manifest_that_breaks_keeps_its_name() -> None:
     assert discover(with_broken, "gw-system").kept == {key("default-web-80")}
     assert key("default-web-80") not in ServiceDiscovery("gw-system")(with_broken).resources
     assert key("default-web-80") in ServiceDiscovery("gw-system")(web).resources
+
+
+def test_a_discovery_namespace_that_is_no_namespace_rejects_the_settings() -> None:
+    """Discovered Upstreams are resources in `discoveryNamespace`: one that is not a valid
+    namespace is refused with the Settings (naming the field), and discovery writes to the
+    install's namespace, as without Settings, instead of failing. Found by the random-edit
+    property test (`discoveryNamespace: UPSTREAMS` stopped every translation)."""
+    settings = """
+apiVersion: gw.vendor.io/v1
+kind: Settings
+metadata: {name: default, namespace: gw-system}
+spec: {discoveryNamespace: UPSTREAMS}
+"""
+    with pytest.raises(ManifestError) as refused:
+        parse_document(yaml.safe_load(settings))
+    assert "spec.discoveryNamespace: not a valid namespace" in str(refused.value)
+    settings_key = ResourceKey("Settings", "gw-system", "default")
+    broken = InputError(Source("settings.yaml", 1), str(refused.value), settings_key)
+    found = ServiceDiscovery("gw-system")(
+        Snapshot(resources=snapshot(service("web")).resources, errors=(broken,))
+    )
+    assert key("default-web-80") in found.resources
