@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -9,7 +10,10 @@ import yaml
 from gw.api import ResourceKey, parse_document
 from gw.api.status import State
 from gw.snapshot import InputError, Snapshot
+from gw.store.directory import DirectoryStore
 from gw.translator.translation import Result, translate
+from tests.golden.test_golden import ALL_CASES, options_for
+from tests.unit.translator.test_incremental import documents, identical, write
 
 
 def snapshot(*docs: str, errors: tuple[InputError, ...] = ()) -> Snapshot:
@@ -92,3 +96,31 @@ def test_same_input_gives_byte_identical_output() -> None:
             assert message.SerializeToString(deterministic=True) == (
                 other[name].SerializeToString(deterministic=True)
             )
+
+
+def test_a_last_accepted_tls_host_is_not_served_on_a_gateway_no_longer_ssl(
+    tmp_path: Path,
+) -> None:
+    """A TLS VirtualService on an `ssl` Gateway breaks (its last accepted host stays
+    served); then the Gateway drops `ssl`. The listener is plain now: the plain hosts it
+    selects are served there and the old TLS host is not (a listener is TLS or plain,
+    never both; before, translation stopped with "mixes TLS and plain virtual hosts").
+    Found by the random-edit property test."""
+    case = next(c for c in ALL_CASES if c.name == "gateway-ssl.in.yaml")
+    docs, options = documents(case), options_for(case)
+    blue = next(i for i, d in enumerate(docs) if d["metadata"]["name"] == "blue")
+    gateway = next(i for i, d in enumerate(docs) if d["metadata"]["name"] == "tls-blue")
+    write(tmp_path, docs)
+    store = DirectoryStore(tmp_path)
+    first = translate(store.scan(), options)
+    docs[blue]["apiVersion"] += "x"  # unreadable: its last accepted host stays served
+    write(tmp_path, docs)
+    second = translate(store.scan(), options, first.accepted, cache=first.cache)
+    del docs[gateway]["spec"]["ssl"]
+    write(tmp_path, docs)
+    snapshot = store.scan()
+    third = translate(snapshot, options, second.accepted, cache=second.cache)
+    identical(third, translate(snapshot, options, second.accepted))
+    (listener,) = [x for x in third.proxy.listeners if x.port == 9443]
+    assert [v.name for v in listener.virtual_hosts] == ["default_plain"]
+    assert all(v.tls is None for v in listener.virtual_hosts)

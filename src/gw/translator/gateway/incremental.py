@@ -32,7 +32,7 @@ new option of a virtual host or route is built by `build_host` and covered by it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -458,10 +458,11 @@ class _Update:
         whose contribution has some besides virtual hosts."""
         build, cache, listing = self.build, self.cache, self.shared.listing
         accepted, stale = build.accepted, build.stale
+        fits = placement.servable(build.gateways)
         for key in sorted(touched):
             contribution = accepted.get(key)
             for role, vhost, joined in listing.place(
-                key, _entries(key, contribution, key in stale, build)
+                key, _entries(key, contribution, key in stale, build, fits)
             ):
                 self.moved.setdefault(role, ([], []))[joined].append(vhost)
         extras = {k for k in cache.extras - touched if k in accepted}
@@ -711,13 +712,19 @@ def _extra(contribution: Contribution | None) -> bool:
 
 
 def _entries(
-    key: ResourceKey, contribution: Contribution | None, stale: bool, build: Build
+    key: ResourceKey,
+    contribution: Contribution | None,
+    stale: bool,
+    build: Build,
+    fits: Callable[[str, ir.VirtualHost], bool],
 ) -> tuple[tuple[str, tuple[str, bool, ResourceKey], ir.VirtualHost], ...]:
+    """What `assemble` lists of one contribution (`fits`: `placement.servable`)."""
     if contribution is None:
         return ()
     return tuple(
         (role, (vhost.name, stale, key), build.servers.attach(vhost))
         for role, vhost in contribution.virtual_hosts
+        if fits(role, vhost)
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from gw import api
 from gw.api import ResourceKey
@@ -128,6 +128,16 @@ def place_virtual_hosts(
         secrets = contribution.secrets if placed else ()
         out[key] = dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
     return out
+
+
+def servable(gateways: Iterable[GatewayListener]) -> Callable[[str, ir.VirtualHost], bool]:
+    """Whether a virtual host placed on a listener role can be served there now. A last
+    accepted one (its VirtualService rejected or unreadable since) keeps the placement it
+    had, and the Gateway may have turned `ssl` on or off since: a listener is TLS or plain,
+    never both, so such a host is served nowhere until its VirtualService is accepted
+    again. (Fresh hosts are placed by TLS-ness: `place_virtual_hosts`.)"""
+    ssl = {part.role: part.ssl for g in gateways for part, _ in http_parts(g)}
+    return lambda role, vhost: ssl.get(role, vhost.tls is not None) == (vhost.tls is not None)
 
 
 def http_parts(g: GatewayListener) -> tuple[tuple[GatewayListener, TlsDefaults | None], ...]:

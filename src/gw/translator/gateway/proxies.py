@@ -32,6 +32,7 @@ from gw.translator.gateway.endpoints import with_endpoints
 from gw.translator.gateway.extauth_http import without_missing_cluster
 from gw.translator.gateway.extauth_pass import with_passes
 from gw.translator.gateway.gateways import GatewayListener
+from gw.translator.gateway.placement import servable
 from gw.translator.gateway.servers import Servers
 from gw.translator.options import Options
 from gw.translator.reports import Reports
@@ -61,9 +62,11 @@ def assemble(
     secrets: dict[str, ir.TlsSecret] = {}
     auth_configs: list[extauth.AuthConfig] = []
     rate_limit_configs: list[ratelimit.RateLimitConfig] = []
+    fits = servable(gateways)
     for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] in stale, kc[0])):
         for role, vhost in contribution.virtual_hosts if hosts else ():
-            by_role[role].append(servers.attach(vhost))
+            if fits(role, vhost):
+                by_role[role].append(servers.attach(vhost))
         for cluster in contribution.clusters:
             clusters.setdefault(cluster.name, cluster)
         for secret in contribution.secrets:
