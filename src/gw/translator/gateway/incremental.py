@@ -69,6 +69,7 @@ from gw.translator.refs import (
 from gw.translator.reports import Findings, Reports
 
 VS = api.VirtualService.KIND
+RT = api.RouteTable.KIND
 #: The contribution fields the listing and `assemble` handle (another one: full build).
 KNOWN_FIELDS = frozenset(
     {"virtual_hosts", "clusters", "secrets", "auth_configs", "rate_limit_configs", "gateways"}
@@ -202,9 +203,12 @@ class _Update:
         self.foreign: Foreign = cache.foreign
         #: Per listener role: the virtual hosts that left it and that joined it.
         self.moved: dict[str, tuple[list[ir.VirtualHost], list[ir.VirtualHost]]] = {}
-        kinds = [k for k in build.snapshot.kinds() if k != VS]
+        # RouteTables contribute nothing and their findings are in the reports (which the
+        # result compares): only the changed ones are redone as such.
+        kinds = [k for k in build.snapshot.kinds() if k not in (VS, RT)]
         self.others = {key for kind in kinds for key in build.snapshot.keys_of_kind(kind)}
         self.others |= {k for k in build.broken if k.kind != VS}
+        self.others |= {k for k in changed if k.kind == RT}
 
     def run(self) -> BuildResult:
         build = self.build

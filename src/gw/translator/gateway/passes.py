@@ -175,7 +175,7 @@ def check_shared_options(build: Build) -> None:
     finds something wrong."""
     check_upstream_groups(build.refs, build.reports)
     check_option_resources(build.refs, build.reports)
-    refuse_in_route_tables(build.snapshot.of_kind(api.RouteTable), build.reports)
+    refuse_in_route_tables(build.refs, build.reports)
 
 
 def build_virtual_services(build: Build) -> None:

@@ -8,7 +8,7 @@ no gw plugin reads opaque extensions."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Hashable
 from typing import Any
 
 from gw import api
@@ -55,19 +55,30 @@ def refuse_unsupported(options: Any, field: str, report: ResourceReport) -> None
             report.error(f"{field}.{name}", message)
 
 
-def refuse_in_route_tables(tables: Iterable[api.RouteTable], reports: Reports) -> None:
+def refuse_in_route_tables(refs: Refs, reports: Reports) -> None:
     """A RouteTable's refused options are reported on it even before a route delegates to
-    it (the other options are checked where its routes are built)."""
-    for table in tables:
-        report = reports.of(table.key)
-        for i, route in enumerate(table.spec.routes):
-            if route.options is not None:
-                refuse_unsupported(route.options, f"spec.routes[{i}].options", report)
-            multi = route.route_action.multi if route.route_action else None
-            for j, dest in enumerate(multi.destinations if multi else ()):
-                if dest.options is not None:
-                    where = f"spec.routes[{i}].routeAction.multi.destinations[{j}].options"
-                    refuse_unsupported(dest.options, where, report)
+    it (the other options are checked where its routes are built). Drawn per table and
+    kept while it is the same (`refs.drawn`): checking 5,000 RouteTables again was an
+    eighth of an edit's translation at 100,000 VirtualServices."""
+    for key, errors in sorted(refs.drawn(api.RouteTable, route_table_refusals)):
+        report = reports.of(key)
+        for finding in errors:
+            report.error(finding.field, finding.message)
+
+
+def route_table_refusals(table: api.RouteTable) -> frozenset[Hashable]:
+    """The refused options of `table`'s routes, as one value naming the table (nothing
+    when it has none)."""
+    report = ResourceReport()
+    for i, route in enumerate(table.spec.routes):
+        if route.options is not None:
+            refuse_unsupported(route.options, f"spec.routes[{i}].options", report)
+        multi = route.route_action.multi if route.route_action else None
+        for j, dest in enumerate(multi.destinations if multi else ()):
+            if dest.options is not None:
+                where = f"spec.routes[{i}].routeAction.multi.destinations[{j}].options"
+                refuse_unsupported(dest.options, where, report)
+    return frozenset({(table.key, tuple(report.errors))}) if report.errors else frozenset()
 
 
 def build_route_traffic(
