@@ -6,8 +6,9 @@ contribution, findings and references as one value (`BuiltHost`), and the build 
 what it looked at besides its own resource (`refs.Reads`): every resource it looked up
 (the very object, or its absence; or, looked up through a view, only what the view gave:
 a route reads of its Upstream whether it has subsets or a cloud function, not its hosts
-or port, `destinations.destination_view`), every kind it listed, the state of every
-resource it asked about, whether it looked at unreadable manifests, and every question it asked the
+or port, `destinations.destination_view`; a host of its AuthConfig the routes of its
+logins, `extauth.AuthConfigUse`), every kind it listed, the state of every resource it
+asked about, whether it looked at unreadable manifests, and every question it asked the
 clock (`clock.Clock`: a certificate's expiry). A `Memo` is reused while the VirtualService
 is the very same object and every one of those reads would give the same answer; what it
 depends on is found from the reads, never listed per feature, so a new option that reads
