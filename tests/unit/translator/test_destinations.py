@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ DESTINATIONS: list[dict[str, Any]] = [
 ]
 
 
+@cache
 def golden_upstreams() -> list[tuple[Mapping[ResourceKey, Resource], api.Upstream]]:
     """Every Upstream the store reads from the golden inputs, with the resources of its case."""
     out = []
@@ -45,9 +47,6 @@ def golden_upstreams() -> list[tuple[Mapping[ResourceKey, Resource], api.Upstrea
     return out
 
 
-UPSTREAMS = golden_upstreams()
-
-
 def refined(
     upstream: api.Upstream | None, dest: Destination, refs: Refs
 ) -> tuple[ir.WeightedCluster | None, list[Any], list[Any]]:
@@ -58,7 +57,7 @@ def refined(
 
 
 def test_the_golden_upstreams_are_of_both_sorts() -> None:
-    views = [destination_view(u) for _, u in UPSTREAMS]
+    views = [destination_view(u) for _, u in golden_upstreams()]
     assert PLAIN in views
     assert any(isinstance(v, api.Upstream) for v in views)
     assert destination_view(None) is None
@@ -66,7 +65,7 @@ def test_the_golden_upstreams_are_of_both_sorts() -> None:
 
 @pytest.mark.parametrize("spec", DESTINATIONS, ids=lambda d: ",".join(d) or "plain")
 def test_a_plain_upstream_refines_like_none(spec: dict[str, Any]) -> None:
-    for resources, upstream in UPSTREAMS:
+    for resources, upstream in golden_upstreams():
         dest = Destination.model_validate({"upstream": {"name": upstream.metadata.name}, **spec})
         refs = Refs(resources, set())
         view = destination_view(upstream)
@@ -79,7 +78,9 @@ def test_a_plain_upstream_refines_like_none(spec: dict[str, Any]) -> None:
 def test_what_a_build_records_of_a_resource_it_views() -> None:
     """Through one view: what the view gave; looked up whole as well, or through another
     view: the object itself (a memo is then valid only while it is the very object)."""
-    resources, upstream = next((r, u) for r, u in UPSTREAMS if destination_view(u) == PLAIN)
+    resources, upstream = next(
+        (r, u) for r, u in golden_upstreams() if destination_view(u) == PLAIN
+    )
     ref = api.ResourceRef(name=upstream.metadata.name, namespace=upstream.metadata.namespace)
     owner = ResourceKey("VirtualService", upstream.metadata.namespace, "vs")
 

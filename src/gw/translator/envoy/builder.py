@@ -225,7 +225,8 @@ class XdsBuilder:
             return None  # as cheap to build it all
         facts = before.facts.moved(map(self._host, left), map(self._host, joined))
         listener = with_grpc_web(listener, facts.reaches_http2(http1))
-        if not _routed_alike(before.listener, listener):
+        same_shell = _same_shell(before.listener, listener)
+        if not same_shell and not _routed_alike(before.listener, listener):
             return None
         inexact = before.inexact + _inexact(joined) - _inexact(left)
         count = _count(len(vhosts), inexact, self.shard_from)
@@ -235,7 +236,7 @@ class XdsBuilder:
         for i in frozenset().union(*(uses(v) for v in (*left, *joined))):
             filters[i] = listener_http_filter(HTTP_FILTERS[i], listener, vhosts)
         message = before.message
-        if filters != before.filters or not _same_shell(before.listener, listener):
+        if filters != before.filters or not same_shell:
             message = _message(listener, filters, stripped, bool(count))
         state = _Plain(listener, stripped, filters, message, inexact=inexact, count=count)
         state.source, state.facts, state.http1 = source, facts, http1
