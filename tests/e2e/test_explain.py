@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf import any_pb2
 
 from gw.cli.explain import served_for
 from gw.cli.install import Install, locate
@@ -203,7 +202,7 @@ def _versions(served: Served) -> dict[str, str]:
         entries = []
         for name, message in sorted(items, key=lambda i: i[0]):
             value = message.SerializeToString(deterministic=True)
-            entry = Entry(any_pb2.Any(value=value), hashlib.sha256(value).hexdigest()[:16])
+            entry = Entry("", value, hashlib.sha256(value).hexdigest()[:16])
             entries.append((name, entry))
         out[type_name] = version_of(entries)
     return out

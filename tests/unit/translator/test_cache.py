@@ -12,7 +12,7 @@ from gw.api import ResourceKey
 from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
-from gw.translator.envoy import names
+from gw.translator.envoy import Messages, names
 from gw.translator.options import Options
 from gw.translator.translation import Result, translate
 from tests.golden.test_golden import ALL_CASES, GOLDEN_NOW, case_id, options_for
@@ -114,13 +114,16 @@ def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
 
 
 def new_messages(before: Result, after: Result) -> set[tuple[str, str]]:
-    """(type, name) of the xDS messages `after` has that are not `before`'s very objects."""
-    return {
-        (type_url.rsplit(".", 1)[-1], name)
-        for type_url, messages in after.xds.resources.items()
-        for name, message in messages.items()
-        if before.xds.resources[type_url].get(name) is not message
-    }
+    """(type, name) of the xDS messages `after` has that are not `before`'s very objects
+    (held serialized or not: `Messages.raw_items`)."""
+    out = set()
+    for type_url, messages in after.xds.resources.items():
+        earlier = before.xds.resources[type_url]
+        assert isinstance(messages, Messages) and isinstance(earlier, Messages)
+        for name, message in messages.raw_items():
+            if earlier.raw(name) is not message:
+                out.add((type_url.rsplit(".", 1)[-1], name))
+    return out
 
 
 def memo(result: Result, name: str) -> object:

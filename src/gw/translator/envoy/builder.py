@@ -12,7 +12,8 @@ previous translation's build instead of making it again:
 - a listener and its connection manager, while its settings and filters are the same;
 - the route configuration of a plain listener while its virtual hosts are the same; of a
   sharded one (`shards.py`), every shard that no virtual host left or joined, and every
-  host name's scope;
+  host name's scope; a route configuration made again takes its other virtual hosts as
+  they were serialized;
 - a TLS listener's filter chain and route configuration of each virtual host, while the
   virtual host is the same object;
 - clusters, while the IR cluster is the same object.
@@ -21,6 +22,9 @@ What left and joined each listener comes from stage 1 (`ListenerChanges`); witho
 builder compares the listener's virtual hosts with the last build's (a pass over them,
 still building only what is new). A builder is made from the previous translation's and
 never changes it, so the cache of any earlier translation stays valid.
+
+Route configurations and scopes are kept serialized (`Wire`), and so is each virtual host
+of a route configuration: the messages are let go once serialized (see `xds.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import bisect
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from envoy.config.listener.v3 import listener_components_pb2 as lc_pb2
 from envoy.config.listener.v3 import listener_pb2
@@ -59,15 +64,16 @@ from gw.translator.envoy.routes import (
     build_route_configurations,
     build_virtual_host,
     route_configuration,
+    route_configuration_wire,
 )
 from gw.translator.envoy.secrets import build_secrets
-from gw.translator.envoy.xds import Messages, Xds
+from gw.translator.envoy.xds import Messages, Resource, Wire, Xds
 
 #: For each listener name: the virtual hosts that left it and those that joined it.
 ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
 Changes = tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]
-#: A virtual host and its message.
-Built = tuple[ir.VirtualHost, rc_pb2.VirtualHost]
+#: A virtual host and its message: serialized once a route configuration holds it.
+Built = tuple[ir.VirtualHost, bytes | rc_pb2.VirtualHost]
 
 
 def uses(vhost: ir.VirtualHost) -> frozenset[int]:
@@ -97,7 +103,7 @@ class _Plain:
     #: Each filter as built for the listener's virtual hosts (None: not needed).
     filters: list[hcm_pb2.HttpFilter | None]
     message: listener_pb2.Listener
-    routes: dict[str, route_pb2.RouteConfiguration] = field(default_factory=dict)
+    routes: dict[str, Wire] = field(default_factory=dict)
     #: Unsharded: each virtual host's message, by id.
     protos: dict[int, Built] = field(default_factory=dict)
     #: How many virtual hosts have a domain that is not an exact host name.
@@ -120,7 +126,9 @@ class _Tls:
 
     shell: ir.Listener
     stripped: tuple[str, ...]
-    chains: dict[int, tuple[ir.VirtualHost, lc_pb2.FilterChain, route_pb2.RouteConfiguration]]
+    #: By id of the virtual host: it, its filter chain, its route configuration's name and
+    #: the configuration.
+    chains: dict[int, tuple[ir.VirtualHost, lc_pb2.FilterChain, str, Wire]]
 
 
 class XdsBuilder:
@@ -140,7 +148,7 @@ class XdsBuilder:
         self._facts: dict[int, tuple[ir.VirtualHost, HostFacts]] = {}
 
     def build(self, proxy: ir.Proxy, changes: ListenerChanges | None = None) -> Xds:
-        out: dict[str, dict[str, Message]] = {t: {} for t in names.TYPE_URLS}
+        out: dict[str, dict[str, Resource]] = {t: {} for t in names.TYPE_URLS}
         stripped = server_headers(proxy.auth_configs)
         scopes: list[Messages] = []
         http1 = http1_only(proxy.clusters)
@@ -163,8 +171,8 @@ class XdsBuilder:
                 listener = with_grpc_web(listener, found.reaches_http2(http1))
                 done = self._tls[key] = self._tls_listener(key, listener, stripped)
                 out[names.LISTENER][listener.name] = _tls_message(listener, done)
-                for _, _, routes in done.chains.values():
-                    out[names.ROUTE][routes.name] = routes
+                for _, _, name, routes in done.chains.values():
+                    out[names.ROUTE][name] = routes
                 facts.append((listener, found))
                 continue
             if state is None:
@@ -181,7 +189,7 @@ class XdsBuilder:
         clusters = out[names.CLUSTER]
         rewritten = {name for _, found in facts for name in found.rewritten}
         for name in rewritten & clusters.keys():
-            clusters[name] = _named_endpoints(clusters[name])
+            clusters[name] = _named_endpoints(cast(Message, clusters[name]))  # never a Wire
         forwarding = (
             listener.plugins.dynamic_forward_proxy
             for listener, found in facts
@@ -273,7 +281,7 @@ class XdsBuilder:
                 state.routes[name] = _configuration(name, state.shards[shard], listener)
             state.scopes = Messages(
                 {
-                    shards.scope_name(listener, h): shards.scope(listener, h, count)
+                    shards.scope_name(listener, h): Wire.of(shards.scope(listener, h, count))
                     for h in shards.hosts_count(vhosts)
                 }
             )
@@ -296,7 +304,7 @@ class XdsBuilder:
             if found is None or found[0] is not vhost:
                 name = tls.route_config_name(listener, vhost)
                 routes = _configuration(name, [(vhost, build_virtual_host(vhost))], listener)
-                found = (vhost, tls_chain(listener, vhost, stripped), routes)
+                found = (vhost, tls_chain(listener, vhost, stripped), name, routes)
             chains[id(vhost)] = found
         return _Tls(shell, stripped, chains)
 
@@ -352,12 +360,12 @@ def _reshard(
         for shard in {shards.shard_of(h, count) for h in shards.hosts_of(vhost)}:
             members = changed.setdefault(shard, list(state.shards.get(shard, ())))
             members.insert(bisect.bisect_right(members, vhost.name, key=_name_of), built)
-    put: dict[str, Message] = {}
+    put: dict[str, Resource] = {}
     removed: list[str] = []
     for shard, members in changed.items():
         was, now = _claimed(before.shards.get(shard, ())), _claimed(members)
         for host in now - was:
-            put[shards.scope_name(listener, host)] = shards.scope(listener, host, count)
+            put[shards.scope_name(listener, host)] = Wire.of(shards.scope(listener, host, count))
         removed += [shards.scope_name(listener, host) for host in was - now]
     state.routes = dict(before.routes)
     for shard, members in changed.items():
@@ -385,9 +393,9 @@ def _all_scopes(scopes: list[Messages]) -> Messages:
     prefix, so one listener's are together)."""
     if len(scopes) == 1:
         return scopes[0]
-    merged: dict[str, Message] = {}
+    merged: dict[str, Resource] = {}
     for each in scopes:
-        merged.update(each)
+        merged.update(each.raw_items())
     return Messages(merged)
 
 
@@ -447,9 +455,7 @@ def _protos(vhosts: Sequence[ir.VirtualHost], known: Mapping[int, Built]) -> dic
     return {id(v): _built(v, known) for v in vhosts}
 
 
-def _routes(
-    listener: ir.Listener, protos: dict[int, Built]
-) -> dict[str, route_pb2.RouteConfiguration]:
+def _routes(listener: ir.Listener, protos: dict[int, Built]) -> dict[str, Wire]:
     name = listener.route_config_name
     vhosts = [protos[id(v)] for v in listener.virtual_hosts]
     config = _configuration(name, vhosts, listener)
@@ -458,21 +464,22 @@ def _routes(
     return {name: config}
 
 
-def _configuration(
-    name: str, vhosts: list[Built], listener: ir.Listener
-) -> route_pb2.RouteConfiguration:
+def _configuration(name: str, vhosts: list[Built], listener: ir.Listener) -> Wire:
     """A route configuration of `listener` (its `routeOptions`; its dynamically forwarded
-    routes sent to its own forward proxy cluster when it has settings of its own).
+    routes sent to its own forward proxy cluster when it has settings of its own),
+    serialized.
 
-    The configuration holds copies of the virtual hosts' messages; `vhosts` is made to
-    point at those copies, and the messages built alone are let go. Each message built
-    alone has an allocation of its own of about 2.5 KB, which the kept copies doubled: 260
-    MB at 100,000 virtual hosts. A later configuration copies them from this one (which
-    `retarget` may have changed: doing it again changes nothing)."""
-    config = route_configuration(name, [b[1] for b in vhosts], listener.route_options)
-    config = retarget([config], listener)[0]
-    vhosts[:] = [(b[0], own) for b, own in zip(vhosts, config.virtual_hosts, strict=True)]
-    return config
+    The virtual hosts not yet serialized are, once `retarget` has changed them (doing it
+    again would change nothing), and `vhosts` is made to hold their bytes: a later
+    configuration takes them as they are, and the messages are let go (see `xds.py`)."""
+    fresh = [(i, b[1]) for i, b in enumerate(vhosts) if isinstance(b[1], rc_pb2.VirtualHost)]
+    if fresh:
+        own = retarget([route_configuration(name, [m for _, m in fresh])], listener)[0]
+        for (i, _), message in zip(fresh, own.virtual_hosts, strict=True):
+            vhosts[i] = (vhosts[i][0], message.SerializeToString(deterministic=True))
+    data = [cast(bytes, b[1]) for b in vhosts]
+    wire = route_configuration_wire(name, data, listener.route_options)
+    return Wire(route_pb2.RouteConfiguration, wire)
 
 
 def _named_endpoints(cluster: Message) -> Message:
@@ -485,4 +492,4 @@ def _named_endpoints(cluster: Message) -> Message:
 
 
 def _tls_message(listener: ir.Listener, state: _Tls) -> listener_pb2.Listener:
-    return tls_listener(listener, (chain for _, chain, _ in state.chains.values()))
+    return tls_listener(listener, (chain for _, chain, _, _ in state.chains.values()))

@@ -25,6 +25,7 @@ from gw.translator.envoy.retries import add_retry_extras
 from gw.translator.envoy.rewrite import regex_substitution
 from gw.translator.envoy.traffic import add_host_traffic, add_route_traffic
 from gw.translator.envoy.transform_script import span_name
+from gw.translator.envoy.xds import length_delimited
 
 
 class VirtualHostProtos:
@@ -92,6 +93,21 @@ def route_configuration(
             out.max_direct_response_body_size_bytes.value = options.max_direct_response_body_bytes
         out.most_specific_header_mutations_wins = options.most_specific_header_mutations_wins
     return out
+
+
+def route_configuration_wire(
+    name: str, vhosts: Sequence[bytes], options: ir.RouteConfigOptions | None = None
+) -> bytes:
+    """`route_configuration` of virtual hosts already serialized, serialized: the same
+    bytes, without parsing them (protobuf writes fields in the order of their numbers, the
+    name first, then the virtual hosts, then the rest)."""
+    rest = route_configuration("", (), options).SerializeToString(deterministic=True)
+    head = (length_delimited(_NAME, name.encode()),) if name else ()
+    return b"".join((*head, *(length_delimited(_VIRTUAL_HOSTS, v) for v in vhosts), rest))
+
+
+_NAME = route_pb2.RouteConfiguration.NAME_FIELD_NUMBER
+_VIRTUAL_HOSTS = route_pb2.RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER
 
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
