@@ -9,6 +9,7 @@ hand its edges back as a value resolves through a `scope()`, whose `edges` are i
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -112,8 +113,8 @@ class Refs:
         An empty namespace in `ref` means the referrer's namespace. The edge is recorded
         even when the referent is missing or broken, so that propagation sees it.
         """
-        key = self.key(kind, ref, referrer)
-        self.edges.append(Edge(referrer, field, key))
+        key = self._shared(self.key(kind, ref, referrer))
+        self.edges.append(Edge(referrer, sys.intern(field), key))
         found = self._seen(key)
         return found if isinstance(found, kind) else None
 
@@ -131,8 +132,8 @@ class Refs:
         it gave, not the resource: what was built from it is reused while the view gives
         the same, however else the resource changes. `view` must be given nothing else
         than what the building reads of the resource, and tolerate any resource or None."""
-        key = self.key(kind, ref, referrer)
-        self.edges.append(Edge(referrer, field, key))
+        key = self._shared(self.key(kind, ref, referrer))
+        self.edges.append(Edge(referrer, sys.intern(field), key))
         found = self._resources.get(key)
         value = view(found if isinstance(found, kind) else None)
         if self.reads is not None:
@@ -192,6 +193,13 @@ class Refs:
     @staticmethod
     def key(kind: type[Resource], ref: ResourceRef, referrer: ResourceKey) -> ResourceKey:
         return ResourceKey(kind.KIND, ref.namespace or referrer.namespace, ref.name)
+
+    def _shared(self, key: ResourceKey) -> ResourceKey:
+        """`key`, or the equal key of the resource there: edges and reads keep it, and
+        100,000 routes to ten Upstreams then keep ten keys, not 100,000 equal ones (field
+        names are interned for the same reason)."""
+        found = self._resources.get(key)
+        return key if found is None else found.key
 
 
 def propagate_rejections(refs: Refs, reports: Reports) -> set[ResourceKey]:

@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from gw import collector
 from gw.translator.envoy.xds import Messages, Resource, Wire
+from gw.translator.envoy.xds import type_url as message_type_url
 
 #: Snapshots a snapshot remembers what changed since (see `changed_since`).
 ANCESTORS = 8
@@ -102,7 +103,7 @@ def pack(resource: Resource) -> Entry:
     if isinstance(resource, Wire):
         type_url, value = resource.type_url, resource.data
     else:
-        type_url = "type.googleapis.com/" + resource.DESCRIPTOR.full_name
+        type_url = message_type_url(type(resource))
         value = resource.SerializeToString(deterministic=True)
     return Entry(type_url, value, hashlib.sha256(value).hexdigest()[:16], resource)
 

@@ -35,7 +35,7 @@ class Wire:
 
     @property
     def type_url(self) -> str:
-        return _TYPE + self.kind.DESCRIPTOR.full_name
+        return type_url(self.kind)
 
     def message(self) -> Message:
         return self.kind.FromString(self.data)
@@ -45,6 +45,17 @@ class Wire:
 Resource = Message | Wire
 
 _TYPE = "type.googleapis.com/"
+
+
+def type_url(kind: type[Message]) -> str:
+    """The type URL of a message type (one string per type, however many resources)."""
+    found = _TYPE_URLS.get(kind)
+    if found is None:
+        found = _TYPE_URLS[kind] = _TYPE + kind.DESCRIPTOR.full_name
+    return found
+
+
+_TYPE_URLS: dict[type[Message], str] = {}
 
 
 def length_delimited(number: int, data: bytes) -> bytes:

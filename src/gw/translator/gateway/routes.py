@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import sys
 
 from gw import api
 from gw.api import ResourceRef
@@ -45,6 +47,13 @@ from gw.translator.reports import Reports, ResourceReport
 
 _NO_OPTIONS = RouteOptions()
 _CATCH_ALL = (Matcher(prefix="/"),)
+
+
+@functools.lru_cache(maxsize=4096)
+def _to_cluster(cluster: str) -> ir.WeightedCluster:
+    """A destination to `cluster` alone: one value per cluster, since the IR is frozen
+    (100,000 routes to ten Upstreams keep ten)."""
+    return ir.WeightedCluster(cluster=cluster)
 
 
 class RouteBuilder:
@@ -204,7 +213,7 @@ class RouteBuilder:
         """`field` of the resource whose routes are being built."""
         owner = self.owner
         source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
-        return ir.RouteOrigin(resource=source, field=field)
+        return ir.RouteOrigin(resource=source, field=sys.intern(field))  # the same in most
 
     def route_matches(
         self, route: Route, field: str, parent: Parent | None
@@ -388,5 +397,5 @@ class RouteBuilder:
                 f"Route Warning: InvalidDestinationWarning. Reason: *v1.Upstream "
                 f"{{ {key.namespace}.{key.name} }} not found",
             )
-        target = ir.WeightedCluster(cluster=cluster)
+        target = _to_cluster(cluster)
         return refine_destination(target, found, dest, refs=refs, field=field, report=report)

@@ -17,6 +17,7 @@ name, with what they would need, so that no field is accepted and then ignored.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from typing import Literal
 
@@ -61,7 +62,8 @@ NO_SSL_CONFIG = UpstreamSslConfig()
 
 
 def cluster_name(name: str, namespace: str) -> str:
-    return f"{name}_{namespace}"
+    """`<name>_<namespace>`, interned: every route to the Upstream keeps the same string."""
+    return sys.intern(f"{name}_{namespace}")
 
 
 def build_upstreams(
