@@ -126,9 +126,10 @@ class Metadata(Model):
     deletion_grace_period_seconds: int | None = None
     generate_name: str | None = None
     self_link: str | None = None
-    owner_references: list[dict[str, Any]] = Field(default_factory=list)
-    finalizers: list[str] = Field(default_factory=list)
-    managed_fields: list[dict[str, Any]] = Field(default_factory=list)
+    # Tuples: kept and shown, never read, and every resource has them (empty).
+    owner_references: tuple[dict[str, Any], ...] = Field(default_factory=tuple)
+    finalizers: tuple[str, ...] = Field(default_factory=tuple)
+    managed_fields: tuple[dict[str, Any], ...] = Field(default_factory=tuple)
 
 
 class Resource(Model):
