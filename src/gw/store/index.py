@@ -57,6 +57,7 @@ Place = tuple[Path, int]
 class FolderIndex:
     def __init__(self, relative: Callable[[Path], str]) -> None:
         self._relative = relative
+        self._names: dict[Path, str] = {}
         self.files: dict[Path, FileState] = {}
         self._places: dict[ResourceKey, list[Place]] = {}
         self._defined: dict[Place, Resource] = {}
@@ -79,9 +80,12 @@ class FolderIndex:
             if state is not None:
                 self.files[path] = state
                 for number, resource in state.defined():
-                    bisect.insort(self._places.setdefault(resource.key, []), (path, number))
-                    self._defined[(path, number)] = resource
+                    place = (path, number)
+                    bisect.insort(self._places.setdefault(resource.key, []), place)
+                    self._defined[place] = resource
                     touched.add(resource.key)
+            else:
+                self._names.pop(path, None)
             files.add(path)
         if not files and self._snapshot is not None:
             return self._snapshot
@@ -121,11 +125,18 @@ class FolderIndex:
             if self._resources.get(key) is not resource:
                 changed.append(key)
             self._resources[key] = resource
-            self._sources[key] = Source(self._relative(path), number)
+            self._sources[key] = Source(self._name(path), number)
         return changed
 
+    def _name(self, path: Path) -> str:
+        """The file's name in messages, made once per file (a file holds many resources)."""
+        name = self._names.get(path)
+        if name is None:
+            name = self._names[path] = self._relative(path)
+        return name
+
     def _file_errors(self, path: Path, state: FileState) -> Iterable[InputError]:
-        rel = self._relative(path)
+        rel = self._name(path)
         if state.error is not None:
             if not state.last_keys:
                 yield InputError(Source(rel, 0), state.error)

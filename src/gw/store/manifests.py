@@ -34,7 +34,8 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Resolved tags of short plain scalars, shared by every file read (bounded).
 _RESOLVED: dict[tuple[Any, str | None, Any], str] = {}
-_RESOLVED_MAX = 50_000
+#: (Keys and common values are met in the first files; unique host names would fill it.)
+_RESOLVED_MAX = 10_000
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc]
