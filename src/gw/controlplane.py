@@ -288,7 +288,7 @@ class ControlPlane:
         failure = self.translation.failure()
         if failure is None:
             return status
-        report = ResourceReport(errors=[Finding("", failure)])
+        report = ResourceReport(errors=(Finding("", failure),))
         if status is None:
             return Status(state=State.REJECTED, reason=report.reason())
         return status.model_copy(update={"state": State.REJECTED, "reason": report.reason()})

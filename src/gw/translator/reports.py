@@ -13,7 +13,7 @@ it keep working.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gw.api import ResourceKey
 from gw.api.status import State, Status
@@ -36,18 +36,20 @@ Findings = tuple[tuple[ResourceKey, tuple[Finding, ...], tuple[Finding, ...]], .
 
 @dataclass(slots=True)
 class ResourceReport:
-    errors: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)
+    # Tuples: a translation keeps a report for every resource, most of them empty (two
+    # empty lists each were 14 MB at 100,000 VirtualServices).
+    errors: tuple[Finding, ...] = ()
+    warnings: tuple[Finding, ...] = ()
 
     def error(self, field: str, message: str) -> None:
         finding = Finding(field, message)
         if finding not in self.errors:
-            self.errors.append(finding)
+            self.errors = (*self.errors, finding)
 
     def warning(self, field: str, message: str) -> None:
         finding = Finding(field, message)
         if finding not in self.warnings:
-            self.warnings.append(finding)
+            self.warnings = (*self.warnings, finding)
 
     @property
     def state(self) -> State:
@@ -115,7 +117,7 @@ class Reports:
     def findings(self) -> Findings:
         """What these reports recorded themselves (a scope's parent's findings excluded)."""
         return tuple(
-            (key, tuple(report.errors), tuple(report.warnings))
+            (key, report.errors, report.warnings)
             for key, report in self._reports.items()
         )
 

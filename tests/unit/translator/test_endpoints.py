@@ -25,7 +25,7 @@ def endpoints(text: str, port: int = 80, selector: dict[str, str] | None = None)
     )
     report = ResourceReport()
     found = service_endpoints(snapshot(text), selection, report)
-    assert report.warnings == []
+    assert report.warnings == ()
     return [f"{e.address}:{e.port}" for e in found]
 
 

@@ -42,7 +42,7 @@ def test_source_ranges_are_masked_and_deduplicated() -> None:
         field="spec.matcher",
         report=report,
     )
-    assert report.errors == []
+    assert report.errors == ()
     assert matched is not None
     assert matched.match.source_ranges == (("10.0.0.0", 8), ("::1", 128))
 
@@ -74,7 +74,7 @@ def test_matcher_tls_fills_only_what_the_virtual_service_leaves_unset() -> None:
         field="spec.matcher",
         report=report,
     )
-    assert report.errors == [] and matched is not None and matched.tls is not None
+    assert report.errors == () and matched is not None and matched.tls is not None
     own = SslConfig.model_validate({"secretRef": {"name": "a"}, "alpnProtocols": ["h2"]})
     applied = matched.tls.apply(_tls(("h2",)), own)
     assert applied.server_names == ("*.shop.test",)  # the VirtualService names none

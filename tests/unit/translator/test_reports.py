@@ -56,5 +56,5 @@ def test_a_scope_records_apart_and_sees_its_parent() -> None:
         (vs, (Finding("spec.virtualHost", "bad"),), (Finding("metadata", "duplicate"),)),
     )
     parent.add(scope.findings())
-    assert parent.of(vs).errors == [Finding("spec.virtualHost", "bad")]
-    assert parent.of(vs).warnings == [Finding("metadata", "duplicate")]  # not twice
+    assert parent.of(vs).errors == (Finding("spec.virtualHost", "bad"),)
+    assert parent.of(vs).warnings == (Finding("metadata", "duplicate"),)  # not twice

@@ -34,7 +34,7 @@ def resolve(*manifests: str, ref: str = "tls") -> tuple[object, ResourceReport]:
 def test_valid_secret_with_ca() -> None:
     ca = make_ca()
     found, report = resolve(tls_secret_yaml("tls", "default", make_cert(["a.test"], ca), ca))
-    assert report.errors == [] and report.warnings == []
+    assert report.errors == () and report.warnings == ()
     assert found.name == "default_tls" and found.ca == ca.cert_pem  # type: ignore[attr-defined]
 
 
@@ -69,7 +69,7 @@ def test_unparsable_pem() -> None:
 
 def test_expired_certificate_is_a_warning() -> None:
     found, report = resolve(tls_secret_yaml("tls", "default", make_cert(["a.test"], expired=True)))
-    assert found is not None and report.errors == []
+    assert found is not None and report.errors == ()
     assert "expired on" in str(report.warnings[0])
 
 
