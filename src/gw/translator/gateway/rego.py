@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import regopy
+if TYPE_CHECKING:
+    import regopy
 
 #: What to do about a function the engine lacks.
 _INSTEAD = {
@@ -38,7 +40,11 @@ _ERROR = re.compile(r"\(error(?: \d+:([^|\n]*)\|(\d+)\|\d+)?\s*\(errormsg \d+:([
 
 @lru_cache(maxsize=256)
 def problems(modules: tuple[tuple[str, str], ...], query: str) -> tuple[str, ...]:
-    """What is wrong with `modules` ((name, source) pairs) queried by `query` (empty: fine)."""
+    """What is wrong with `modules` ((name, source) pairs) queried by `query` (empty: fine).
+    The engine is loaded when a policy is first checked: it is 16 MB of the control plane's
+    memory, which a folder without Rego policies does not need."""
+    import regopy
+
     interpreter = regopy.Interpreter()
     interpreter.log_level = regopy.LogLevel.NONE  # errors come back here, not on stdout
     sources = dict(modules)
