@@ -34,7 +34,8 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Resolved tags of short plain scalars, shared by every file read (bounded).
 _RESOLVED: dict[tuple[Any, str | None, Any], str] = {}
-#: (Keys and common values are met in the first files; unique host names would fill it.)
+#: Enough for the keys and the values that repeat, which the first files read hold; values
+#: met once (host names) would only fill it.
 _RESOLVED_MAX = 10_000
 
 

@@ -116,10 +116,7 @@ class Reports:
 
     def findings(self) -> Findings:
         """What these reports recorded themselves (a scope's parent's findings excluded)."""
-        return tuple(
-            (key, report.errors, report.warnings)
-            for key, report in self._reports.items()
-        )
+        return tuple((key, report.errors, report.warnings) for key, report in self._reports.items())
 
     def add(self, findings: Findings) -> None:
         """Record `findings` (from a scope), as if they had been recorded here."""
