@@ -319,3 +319,15 @@ def test_models_keep_their_fields_in_a_dictionary_of_shared_keys() -> None:
     copied = one.model_copy(update={"name": "c"})
     assert (copied.name, one.name) == ("c", "a")
     assert copy.deepcopy(one) == one
+
+
+def test_a_model_whose_dictionary_is_not_its_class_fields_keeps_its_own() -> None:
+    """Sharing keys needs every field (pydantic always gives them); a model whose
+    dictionary holds other names keeps it, values and all, rather than failing."""
+    from gw.api.meta import Metadata, _share_keys
+
+    model = Metadata(name="a")
+    partial = {"name": "a", "namespace": "n"}
+    object.__setattr__(model, "__dict__", partial)
+    _share_keys(model)
+    assert model.__dict__ is partial and model.namespace == "n"
