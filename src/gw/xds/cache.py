@@ -24,8 +24,8 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
 from gw import collector
+from gw.translator.envoy.names import type_url as type_url_of
 from gw.translator.envoy.xds import Messages, Resource, Wire
-from gw.translator.envoy.xds import type_url as message_type_url
 
 #: Snapshots a snapshot remembers what changed since (see `changed_since`).
 ANCESTORS = 8
@@ -101,11 +101,10 @@ def version_of(selected: list[tuple[str, Entry]]) -> str:
 
 def pack(resource: Resource) -> Entry:
     if isinstance(resource, Wire):
-        type_url, value = resource.type_url, resource.data
+        url, value = resource.type_url, resource.data
     else:
-        type_url = message_type_url(type(resource))
-        value = resource.SerializeToString(deterministic=True)
-    return Entry(type_url, value, hashlib.sha256(value).hexdigest()[:16], resource)
+        url, value = type_url_of(type(resource)), resource.SerializeToString(deterministic=True)
+    return Entry(url, value, hashlib.sha256(value).hexdigest()[:16], resource)
 
 
 def pack_resources(

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from envoy.config.core.v3 import config_source_pb2
+from google.protobuf.message import Message
 
 from gw import defaults
 
 _TYPE = "type.googleapis.com/"
+
+
+def type_url(kind: type[Message]) -> str:
+    """The type URL of a message type (one string per type, however many resources)."""
+    found = _TYPE_URLS.get(kind)
+    if found is None:
+        found = _TYPE_URLS[kind] = _TYPE + kind.DESCRIPTOR.full_name
+    return found
+
+
+_TYPE_URLS: dict[type[Message], str] = {}
+
 LISTENER = _TYPE + "envoy.config.listener.v3.Listener"
 ROUTE = _TYPE + "envoy.config.route.v3.RouteConfiguration"
 CLUSTER = _TYPE + "envoy.config.cluster.v3.Cluster"

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from gw.translator.envoy import names
+
 
 @dataclass(frozen=True, slots=True)
 class Wire:
@@ -35,7 +37,7 @@ class Wire:
 
     @property
     def type_url(self) -> str:
-        return type_url(self.kind)
+        return names.type_url(self.kind)
 
     def message(self) -> Message:
         return self.kind.FromString(self.data)
@@ -43,19 +45,6 @@ class Wire:
 
 #: A resource as a `Messages` holds it.
 Resource = Message | Wire
-
-_TYPE = "type.googleapis.com/"
-
-
-def type_url(kind: type[Message]) -> str:
-    """The type URL of a message type (one string per type, however many resources)."""
-    found = _TYPE_URLS.get(kind)
-    if found is None:
-        found = _TYPE_URLS[kind] = _TYPE + kind.DESCRIPTOR.full_name
-    return found
-
-
-_TYPE_URLS: dict[type[Message], str] = {}
 
 
 def length_delimited(number: int, data: bytes) -> bytes:
