@@ -39,6 +39,8 @@ class ExtProcFilter:
         self.variant = variant
         self.slot = slot
         self.name = names.ext_proc_filter(variant)
+        #: Only the last slot's filter says what hosts and routes change (`_per_route`).
+        self.configures_routes = slot == "last"
 
     def _server(self, vhost: ir.VirtualHost) -> ir.ExtProcServer | None:
         for server in vhost.ext_proc_servers or ():

@@ -62,10 +62,19 @@ class HttpFilter(Protocol):
         ...
 
 
+def configures_routes(http_filter: HttpFilter) -> bool:
+    """Whether `http_filter` can have per-host or per-route configs. A filter that never has
+    any says so with `configures_routes = False`, and is not asked for each of them: the
+    chain has some forty filters, and asking each of them about every host and route was a
+    tenth of stage 2's time."""
+    return getattr(http_filter, "configures_routes", True)
+
+
 class Router:
     """Last in every chain; the listener's `router` options shape it."""
 
     name = names.ROUTER
+    configures_routes = False
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(router_pb2.Router()))
@@ -138,4 +147,9 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
     StatefulSessionFilter(),
     *extproc.at("last"),
     Router(),
+)
+
+#: The filters asked for per-host and per-route configs, in chain order.
+ROUTE_CONFIGURING: tuple[HttpFilter, ...] = tuple(
+    f for f in HTTP_FILTERS if configures_routes(f)
 )

@@ -69,6 +69,7 @@ def filter_config() -> gcp_authn_pb2.GcpAuthnFilterConfig:
 
 class GcpAuthnFilter:
     name = GCP_AUTHN
+    configures_routes = False
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         if not any(_to_gcp(r) for v in vhosts for r in v.routes):

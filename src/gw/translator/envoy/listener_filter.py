@@ -32,6 +32,7 @@ class ListenerOnly:
     """A filter only the listener's options put on its chain."""
 
     name: str
+    configures_routes = False
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         return None

@@ -17,7 +17,7 @@ from gw.translator.envoy.aws import AWS_LAMBDA, lambda_config
 from gw.translator.envoy.azure import add_function_call
 from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.dynamicforwardproxy import retarget
-from gw.translator.envoy.filters import HTTP_FILTERS
+from gw.translator.envoy.filters import ROUTE_CONFIGURING
 from gw.translator.envoy.headers import add_header_manipulation
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
@@ -120,7 +120,7 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
     add_host_traffic(out, vhost)
     if vhost.retries is not None:
         out.retry_policy.CopyFrom(_retry_policy(vhost.retries))
-    for http_filter in HTTP_FILTERS:
+    for http_filter in ROUTE_CONFIGURING:
         config = http_filter.per_virtual_host(vhost)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
@@ -151,7 +151,7 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
         out.decorator.operation = span
     if (checked := extauth_http.route_metadata(vhost, route)) is not None:
         out.metadata.filter_metadata[extauth_http.METADATA_NAMESPACE].CopyFrom(checked)
-    for http_filter in HTTP_FILTERS:
+    for http_filter in ROUTE_CONFIGURING:
         config = http_filter.per_route(vhost, route)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
@@ -167,7 +167,7 @@ def _weighted_cluster_configs(
     if all(c.transformations is None for c in route.action.clusters):
         return
     for cluster, out in zip(route.action.clusters, action.weighted_clusters.clusters, strict=True):
-        for http_filter in HTTP_FILTERS:
+        for http_filter in ROUTE_CONFIGURING:
             per_cluster = getattr(http_filter, "per_weighted_cluster", None)
             config = per_cluster(vhost, route, cluster) if per_cluster is not None else None
             if config is not None:
