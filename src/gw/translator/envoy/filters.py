@@ -150,6 +150,4 @@ HTTP_FILTERS: tuple[HttpFilter, ...] = (
 )
 
 #: The filters asked for per-host and per-route configs, in chain order.
-ROUTE_CONFIGURING: tuple[HttpFilter, ...] = tuple(
-    f for f in HTTP_FILTERS if configures_routes(f)
-)
+ROUTE_CONFIGURING: tuple[HttpFilter, ...] = tuple(f for f in HTTP_FILTERS if configures_routes(f))

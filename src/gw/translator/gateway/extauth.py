@@ -29,7 +29,7 @@ from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.extauth_http import build_http_checks
 from gw.translator.gateway.extauth_pass import check_ttl
 from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
-from gw.translator.gateway.servers import ServerKind
+from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -286,23 +286,15 @@ def _custom_auth_targets(vs: api.VirtualService) -> frozenset[Hashable]:
 
 def _extauth_options(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:
     """The `extauth` options of `vs` that send requests to an auth server, by field."""
-    vhost = vs.spec.virtual_host
-    if vhost is None:
-        return []
-    options = [
-        ("spec.virtualHost.options.extauth", vhost.options.extauth if vhost.options else None)
-    ]
-    for i, route in enumerate(vhost.routes):
-        extension = route.options.extauth if route.options else None
-        options.append((f"spec.virtualHost.routes[{i}].options.extauth", extension))
     out = []
-    for field, extension in options:
+    for index, options in option_blocks(vs):
+        extension = options.extauth
         if extension is None:
             continue
         if extension.config_ref is not None:
-            out.append((f"{field}.configRef", extension))
+            out.append((f"{options_field(index)}.extauth.configRef", extension))
         elif extension.custom_auth is not None:
-            out.append((f"{field}.customAuth", extension))
+            out.append((f"{options_field(index)}.extauth.customAuth", extension))
     return out
 
 

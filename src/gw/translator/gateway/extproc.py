@@ -27,7 +27,7 @@ from gw.translator.gateway.extproc_settings import (
     refuse_async,
     server_builder,
 )
-from gw.translator.gateway.servers import ServerKind
+from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
 from gw.translator.ir.extproc import Variant  # Literal aliases, not IR types
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -97,20 +97,12 @@ def _attacher(
 def _needs(variant: Variant) -> Callable[[api.VirtualService], list[str]]:
     def needs(vs: api.VirtualService) -> list[str]:
         """The fields of `vs` that override the processor (switching it off needs none)."""
-        vhost = vs.spec.virtual_host
-        if vhost is None:
-            return []
-        blocks: list[tuple[str, object]] = [("spec.virtualHost.options", vhost.options)]
-        blocks += [
-            (f"spec.virtualHost.routes[{i}].options", route.options)
-            for i, route in enumerate(vhost.routes)
+        return [
+            f"{options_field(index)}.{FIELDS[variant]}"
+            for index, options in option_blocks(vs)
+            if (settings := getattr(options, ATTRS[variant], None)) is not None
+            and settings.overrides is not None
         ]
-        out = []
-        for where, options in blocks:
-            settings = getattr(options, ATTRS[variant], None) if options is not None else None
-            if settings is not None and settings.overrides is not None:
-                out.append(f"{where}.{FIELDS[variant]}")
-        return out
 
     return needs
 

@@ -43,8 +43,13 @@ from gw.translator.gateway.optionrefs import check_option_resources
 from gw.translator.gateway.orch import add_service_clusters
 from gw.translator.gateway.proxies import assemble, build_proxies
 from gw.translator.gateway.ratelimitconfig import build_rate_limit_configs
-from gw.translator.gateway.servers import ServerKind, check_server_use, resolve_servers
-from gw.translator.gateway.stagecache import ServerUse, StageCache
+from gw.translator.gateway.servers import (
+    ServerKind,
+    check_server_use,
+    resolve_servers,
+    server_uses,
+)
+from gw.translator.gateway.stagecache import NO_SERVER_USE, ServerUse, StageCache
 from gw.translator.gateway.traffic import refuse_in_route_tables
 from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.gateway.upstreams import build_upstreams
@@ -214,7 +219,10 @@ def check_server_users(build: Build) -> None:
 
 
 def server_use_of(build: Build, vs: api.VirtualService) -> ServerUse:
-    """One VirtualService's check against gw's own servers, as values."""
+    """One VirtualService's check against gw's own servers, as values (one shared empty
+    value for the many that use none)."""
+    if not server_uses(build.servers, vs):
+        return NO_SERVER_USE
     settings = ResourceKey(api.Settings.KIND, build.options.namespace, install.SETTINGS_NAME)
     refs, reports = build.refs.scope(), Reports()
     check_server_use(build.servers, [vs], refs, reports, settings)

@@ -29,7 +29,7 @@ from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
 from gw.translator.gateway.ratelimit_basic import build_basic
 from gw.translator.gateway.ratelimitconfig import compile_actions, compile_config
-from gw.translator.gateway.servers import ServerKind
+from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -243,19 +243,9 @@ def attach_ratelimit_server(
 
 def _global_fields(vs: api.VirtualService) -> list[str]:
     """Fields of `vs` that send requests to the rate-limit server."""
-    vhost = vs.spec.virtual_host
-    if vhost is None:
-        return []
-    blocks: list[tuple[str, VirtualHostOptions | RouteOptions | None]]
-    blocks = [("spec.virtualHost.options", vhost.options)]
-    blocks += [
-        (f"spec.virtualHost.routes[{i}].options", route.options)
-        for i, route in enumerate(vhost.routes)
-    ]
     return [
-        f"{where}.{name}"
-        for where, options in blocks
-        if options is not None
+        f"{options_field(index)}.{name}"
+        for index, options in option_blocks(vs)
         for name in _server_fields(options)
     ]
 

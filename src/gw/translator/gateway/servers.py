@@ -19,12 +19,13 @@ it. Stage 1 then, for every kind alike:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from gw import api
 from gw.api import ResourceKey
+from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
 from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
@@ -61,6 +62,29 @@ class ServerKind(Generic[S]):
     )
     #: The clusters of the server that speak gRPC (None: its `cluster`).
     grpc_clusters: Callable[[S], frozenset[str]] | None = None
+
+
+def option_blocks(
+    vs: api.VirtualService,
+) -> Iterator[tuple[int | None, VirtualHostOptions | RouteOptions]]:
+    """The options blocks `vs` sets, the host's first (index None), then each route's by
+    index: what the kinds' `needs` look through. The field path of one is made only for
+    the blocks that use a server (`options_field`); most use none."""
+    vhost = vs.spec.virtual_host
+    if vhost is None:
+        return
+    if vhost.options is not None:
+        yield None, vhost.options
+    for i, route in enumerate(vhost.routes):
+        if route.options is not None:
+            yield i, route.options
+
+
+def options_field(index: int | None) -> str:
+    """The field path of the options block `option_blocks` gave with `index`."""
+    if index is None:
+        return "spec.virtualHost.options"
+    return f"spec.virtualHost.routes[{index}].options"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +161,13 @@ def check_server_use(
         else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
     )
     for vs in virtual_services:  # each one's findings and references together
-        for r in servers.resolved:
+        for r, needed, more in server_uses(servers, vs):
             missing = f"{r.kind.missing}: set {r.kind.field} in {where}"
             uses = [
                 (field, missing if r.server is None or r.server.cluster is None else None)
-                for field in r.kind.needs(vs)
+                for field in needed
             ]
-            for field, problem in [*uses, *r.kind.more(vs, r.server)]:
+            for field, problem in [*uses, *more]:
                 if problem is not None:
                     reports.of(vs.key).error(field, problem)
                 elif settings is not None:
@@ -151,3 +175,16 @@ def check_server_use(
                 else:
                     for upstream in r.upstreams:
                         refs.link(vs.key, field, upstream)
+
+
+def server_uses(
+    servers: Servers, vs: api.VirtualService
+) -> list[tuple[Resolved, list[str], list[tuple[str, str | None]]]]:
+    """The kinds whose servers `vs` uses, each with its `needs` and `more` fields (empty
+    for nearly every VirtualService: then `check_server_use` has nothing to do)."""
+    out = []
+    for r in servers.resolved:
+        needed, more = r.kind.needs(vs), r.kind.more(vs, r.server)
+        if needed or more:
+            out.append((r, needed, more))
+    return out

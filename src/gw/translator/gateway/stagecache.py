@@ -39,6 +39,10 @@ class ServerUse:
     edges: tuple[Edge, ...]
 
 
+#: The check of a VirtualService that uses none of the servers: nothing found, no edge.
+NO_SERVER_USE = ServerUse(findings=(), edges=())
+
+
 @dataclass(slots=True)
 class Claims:
     """Claim (listener role, domain or SNI, value) → the VirtualServices holding it (fresh
