@@ -341,3 +341,18 @@ __all__ = [
     "VirtualHost",
     "WeightedCluster",
 ]
+
+
+def _with_slot_setters() -> None:
+    """Every IR class gets an `__init__` that sets its slots directly (`frozen.py`)."""
+    import dataclasses
+
+    from gw.translator.ir.frozen import use_slot_setters
+
+    for name in __all__:
+        cls = globals()[name]
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+            use_slot_setters(cls)
+
+
+_with_slot_setters()
