@@ -163,7 +163,7 @@ class ResourceKey(tuple[str, str, str]):
     """(kind, namespace, name): how the store and the translator identify a resource."""
 
     def __new__(cls, kind: str, namespace: str, name: str) -> ResourceKey:
-        return super().__new__(cls, (kind, namespace, name))
+        return tuple.__new__(cls, (kind, namespace, name))  # not super(): made very often
 
     @property
     def kind(self) -> str:

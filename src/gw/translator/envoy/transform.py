@@ -74,6 +74,17 @@ def stage_transformation(
     return found if isinstance(found, ir.Transformation) else None
 
 
+def carries_transformations(route: ir.Route) -> bool:
+    """Whether `route` or one of its clusters has transformations of its own (most have
+    none: their host's apply)."""
+    if route.transformations is not None:
+        return True
+    action = route.action
+    return isinstance(action, ir.Forward) and any(
+        c.transformations is not None for c in action.clusters
+    )
+
+
 def weighted_clusters(route: ir.Route) -> list[ir.WeightedCluster]:
     """The clusters of `route` that carry their own transformations."""
     if not isinstance(route.action, ir.Forward) or len(route.action.clusters) < 2:
@@ -131,15 +142,23 @@ class _StageFilter(abc.ABC):
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
         for vhost in vhosts:
+            inherited = self._does_work(stage_of(vhost.transformations, self.stage))
             for route in vhost.routes:
-                stages = [stage_transformation(vhost, route, self.stage)] + [
-                    stage_of(c.transformations, self.stage) for c in weighted_clusters(route)
-                ]
-                if any(isinstance(t, ir.Transformation) and self.needed(t) for t in stages):
+                if not carries_transformations(route):
+                    found = inherited  # the host's stage is the route's
+                else:
+                    stages = [stage_transformation(vhost, route, self.stage)] + [
+                        stage_of(c.transformations, self.stage) for c in weighted_clusters(route)
+                    ]
+                    found = any(self._does_work(t) for t in stages)
+                if found:
                     return hcm_pb2.HttpFilter(
                         name=self.name, typed_config=pack(self.typed_config())
                     )
         return None
+
+    def _does_work(self, stage: ir.Stage | None) -> bool:
+        return isinstance(stage, ir.Transformation) and self.needed(stage)
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
         if weighted_clusters(route):

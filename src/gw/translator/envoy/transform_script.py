@@ -23,7 +23,14 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names
 from gw.translator.envoy.packing import pack
-from gw.translator.envoy.transform import Stage, effective, own, stage_of, weighted_clusters
+from gw.translator.envoy.transform import (
+    Stage,
+    carries_transformations,
+    effective,
+    own,
+    stage_of,
+    weighted_clusters,
+)
 from gw.translator.envoy.transform_lua import script_source
 
 
@@ -42,6 +49,8 @@ class TransformScript:
             if self._script(vhost.transformations) is not None:
                 return self._filter()
             for route in vhost.routes:
+                if not carries_transformations(route):
+                    continue  # the host's, checked above
                 owners = [own(route)] + [c.transformations for c in weighted_clusters(route)]
                 if any(self._script(t) is not None for t in owners):
                     return self._filter()
