@@ -161,6 +161,8 @@ class _StageFilter(abc.ABC):
         return isinstance(stage, ir.Transformation) and self.needed(stage)
 
     def per_route(self, vhost: ir.VirtualHost, route: ir.Route) -> Message | None:
+        if vhost.transformations is None and not carries_transformations(route):
+            return self.config_for(None)  # nothing transformed (most routes)
         if weighted_clusters(route):
             return None  # on each weighted cluster instead (see per_weighted_cluster)
         return self.config_for(stage_transformation(vhost, route, self.stage))

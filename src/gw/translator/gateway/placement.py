@@ -112,12 +112,13 @@ def place_virtual_hosts(
     if all(g.source is None for g in gateways):  # the built-in ones
         return dict(hosts)
     out: dict[ResourceKey, Contribution] = {}
+    parts = [p for g in gateways for p in http_parts(g)]
     for key, contribution in hosts.items():
         vs = snapshot.resources.get(key)
         placed: list[tuple[str, ir.VirtualHost]] = []
         for role, vhost in contribution.virtual_hosts:
             built_port = options.https_port if role == HTTPS else options.http_port
-            for part, defaults in (p for g in gateways for p in http_parts(g)):
+            for part, defaults in parts:
                 if part.ssl == (role == HTTPS) and isinstance(vs, api.VirtualService):
                     if part.selection.picks(vs):
                         placed_vhost = _ported(vhost, built_port, part.port)
