@@ -62,6 +62,13 @@ _PLACES: tuple[tuple[str, str, str, str, Place], ...] = (
 )
 #: Every option that may hold a local token bucket: (model attribute, manifest field).
 _INLINE = tuple((inline, field) for _, _, inline, field, _ in _PLACES)
+#: Every option `RateLimitResolver.resolve` reads: with none set, there is nothing to do.
+_READ = (
+    *(refs for refs, _, _, _, _ in _PLACES),
+    *(inline for _, _, inline, _, _ in _PLACES),
+    "local_ratelimit",
+    "ratelimit_basic",
+)
 
 
 class RateLimitResolver:
@@ -76,6 +83,8 @@ class RateLimitResolver:
         self, options: VirtualHostOptions | RouteOptions, field: str
     ) -> ir.RateLimits | None:
         """The limits an options block asks for (None: none; the host's apply)."""
+        if all(getattr(options, attr) is None for attr in _READ):
+            return None  # most hosts and routes limit nothing
         places: dict[Place, tuple[ir.Policy, ...]] = {}
         include: list[Place] = []
         for refs_attr, refs_name, inline_attr, inline_name, place in _PLACES:
