@@ -26,6 +26,10 @@ MIN_WINDOW, MAX_WINDOW = 65_535, 2**31 - 1
 DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
 
+#: What is compared with to tell that nothing is set (made once, not per call).
+_NO_CONNECTION_OPTIONS = ir.ConnectionOptions()
+
+
 def with_connection(
     cluster: ir.Cluster, spec: UpstreamSpec, report: ResourceReport, *, http2: bool
 ) -> ir.Cluster:
@@ -70,7 +74,7 @@ def with_connection(
     return replace(
         cluster,
         connect_timeout_ms=timeout or DEFAULT_CONNECT_TIMEOUT_MS,
-        connection=None if options == ir.ConnectionOptions() else options,
+        connection=None if options == _NO_CONNECTION_OPTIONS else options,
         http2=http2,
         use_downstream_protocol=downstream or None,
         http2_options=_http2(spec, report, applies=http2 or downstream),

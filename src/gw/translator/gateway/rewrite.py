@@ -20,6 +20,10 @@ HOST_REWRITES = (
 )
 
 
+#: What is compared with to tell that nothing is set (made once, not per call).
+_NO_REWRITES = ir.Rewrites()
+
+
 def build_rewrites(options: RouteOptions, field: str, report: ResourceReport) -> ir.Rewrites | None:
     """None when nothing is rewritten or something is wrong (reported)."""
     errors = len(report.errors)
@@ -61,4 +65,4 @@ def build_rewrites(options: RouteOptions, field: str, report: ResourceReport) ->
         host_path_regex=host_path_regex,
         append_x_forwarded_host=append and bool(hosts),
     )
-    return None if built == ir.Rewrites() else built
+    return None if built == _NO_REWRITES else built

@@ -9,6 +9,9 @@ from gw.api.virtualservice import RouteOptions
 from gw.translator import ir
 from gw.translator.reports import ResourceReport
 
+#: What is compared with to tell that nothing is set (made once, not per call).
+_NO_TIMEOUTS = ir.StreamTimeouts()
+
 
 def build_stream_timeouts(
     options: RouteOptions, field: str, report: ResourceReport
@@ -36,4 +39,4 @@ def build_stream_timeouts(
         grpc_timeout_header_max_ms=ms(stream.grpc_timeout_header_max) if stream else None,
         grpc_timeout_header_offset_ms=ms(stream.grpc_timeout_header_offset) if stream else None,
     )
-    return None if built == ir.StreamTimeouts() else built
+    return None if built == _NO_TIMEOUTS else built

@@ -49,6 +49,12 @@ _FORWARDING = (
 )
 
 
+#: What is compared with to tell that nothing is set (made once, not per call).
+_NO_ROUTE_TRAFFIC = ir.RouteTraffic()
+_NO_HOST_TRAFFIC = ir.HostTraffic()
+_NO_DESTINATION_TRAFFIC = ir.DestinationTraffic()
+
+
 def refuse_unsupported(options: Any, field: str, report: ResourceReport) -> None:
     for name, message in _UNSUPPORTED.items():
         if getattr(options, name, None) is not None:
@@ -119,7 +125,7 @@ def build_route_traffic(
         tracing=build_route_tracing(options.tracing, f"{field}.tracing", report),
         metadata=_metadata(options.envoy_metadata),
     )
-    if len(report.errors) > errors or built == ir.RouteTraffic():
+    if len(report.errors) > errors or built == _NO_ROUTE_TRAFFIC:
         return None
     return built
 
@@ -164,7 +170,7 @@ def build_host_traffic(
         attempt_count_in_response=bool(options.include_attempt_count_in_response),
         virtual_clusters=build_virtual_clusters(options.stats, f"{field}.stats", report),
     )
-    if len(report.errors) > errors or built == ir.HostTraffic():
+    if len(report.errors) > errors or built == _NO_HOST_TRAFFIC:
         return None
     return built
 
@@ -183,6 +189,6 @@ def build_destination_traffic(
         csrf=build_csrf(options.csrf, f"{field}.csrf", report),
         buffer=build_buffer(options.buffer_per_route, f"{field}.bufferPerRoute", report),
     )
-    if len(report.errors) > errors or built == ir.DestinationTraffic():
+    if len(report.errors) > errors or built == _NO_DESTINATION_TRAFFIC:
         return None
     return built
