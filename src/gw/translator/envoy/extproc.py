@@ -82,12 +82,12 @@ class ExtProcFilter:
         return self._per_route(vhost, changes)
 
     def _per_route(
-        self, vhost: ir.VirtualHost, changes: Iterable[ir.ExtProcRoute]
+        self, vhost: ir.VirtualHost, changes: Sequence[ir.ExtProcRoute]
     ) -> Message | None:
         """One filter of the variant says it (the last one): the processor a host's
         listener runs may sit at another slot than the Settings' one, or be the
         listener's own."""
-        if self.slot != "last":
+        if self.slot != "last" or not changes:
             return None
         change = next((c for c in changes if c.variant == self.variant), None)
         return None if change is None else build_per_route(change)

@@ -79,10 +79,11 @@ def carries_transformations(route: ir.Route) -> bool:
     none: their host's apply)."""
     if route.transformations is not None:
         return True
-    action = route.action
-    return isinstance(action, ir.Forward) and any(
-        c.transformations is not None for c in action.clusters
-    )
+    if isinstance(route.action, ir.Forward):
+        for cluster in route.action.clusters:  # a loop: asked for every route, eight times
+            if cluster.transformations is not None:
+                return True
+    return False
 
 
 def weighted_clusters(route: ir.Route) -> list[ir.WeightedCluster]:
