@@ -46,6 +46,32 @@ from gw.translator.refs import Refs
 from gw.translator.reports import Reports, ResourceReport
 
 _NO_OPTIONS = RouteOptions()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RouteParts:
+    """What a route's options make of each route it builds (None: nothing of its own)."""
+
+    transformations: ir.StagedTransformations | None = None
+    headers: ir.HeaderManipulation | None = None
+    jwt: ir.RouteJwt | None = None
+    rbac: ir.Rbac | None = None
+    extauth: ir.ExtAuth | None = None
+    ratelimit: ir.RateLimits | None = None
+    retries: ir.RetryPolicy | None = None
+    cors: ir.CorsPolicy | None = None
+    traffic: ir.RouteTraffic | None = None
+
+
+#: The parts of a route that sets no options (`RouteBuilder.build`).
+_NO_PARTS = RouteParts()
+
+
+def sets_nothing(options: RouteOptions) -> bool:
+    """Whether `options` are those of a route that sets none: the shared empty value."""
+    return options is _NO_OPTIONS
+
+
 _CATCH_ALL = (Matcher(prefix="/"),)
 
 
@@ -141,25 +167,10 @@ class RouteBuilder:
             return
         action = self._action(route, field, options)
         where = f"{field}.options"
-        transformations = self._transformations(options, where, parent)
-        headers = build_header_manipulation(
-            options.header_manipulation, f"{where}.headerManipulation", self.report
-        )
-        jwt, rbac = self._security(options, where)
-        extauth = None
-        if options.extauth is not None:
-            extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
-        ratelimit = self.ratelimit.resolve(options, where)
-        retries = build_retries(options.retries, f"{where}.retries", self.report)
-        cors = build_cors(options.cors, f"{where}.cors", self.report, route_level=True)
-        traffic = build_route_traffic(
-            options,
-            where,
-            forwarded=isinstance(action, ir.Forward),
-            own=own,
-            refs=self.refs,
-            owner=self.owner,
-            report=self.report,
+        # Neither the route nor a parent sets options (most routes): every option builder
+        # gives None and finds nothing (test_no_options checks it); the host's apply.
+        parts = (
+            _NO_PARTS if sets_nothing(options) else self._parts(options, own, action, where, parent)
         )
         self.route_starts.append(len(self.routes))
         for match, written in self.route_matches(route, field, parent):
@@ -170,24 +181,62 @@ class RouteBuilder:
                     name=f"{self.vhost_name}-route-{len(self.routes)}",
                     match=match,
                     action=action,
-                    transformations=transformations,
-                    headers=headers,
-                    jwt=jwt,
-                    rbac=rbac,
-                    extauth=extauth,
-                    retries=retries,
-                    cors=cors,
-                    ratelimit=ratelimit,
-                    traffic=traffic,
+                    transformations=parts.transformations,
+                    headers=parts.headers,
+                    jwt=parts.jwt,
+                    rbac=parts.rbac,
+                    extauth=parts.extauth,
+                    retries=parts.retries,
+                    cors=parts.cors,
+                    ratelimit=parts.ratelimit,
+                    traffic=parts.traffic,
                     source=self.origin(written),
                     delegated_by=parent.via if parent else (),
                 )
             )
         added = self.routes[self.route_starts[-1] :]
+        traffic = parts.traffic
         if added and traffic is not None and traffic.tracing is not None:
             staged = own_transformations(added[0]) or self.vhost_transformations
             span = staged.span_name if staged is not None else None
             check_span_name(traffic.tracing, span, f"{where}.tracing", self.report)
+
+    def _parts(
+        self,
+        options: RouteOptions,
+        own: RouteOptions | None,
+        action: ir.Forward | ir.DirectResponse | ir.Redirect | None,
+        where: str,
+        parent: Parent | None,
+    ) -> RouteParts:
+        """What the route's options make of it (`own`: its options before inheritance)."""
+        transformations = self._transformations(options, where, parent)
+        headers = build_header_manipulation(
+            options.header_manipulation, f"{where}.headerManipulation", self.report
+        )
+        jwt, rbac = self._security(options, where)
+        extauth = None
+        if options.extauth is not None:
+            extauth = self.extauth.resolve(options.extauth, f"{where}.extauth")
+        return RouteParts(
+            transformations=transformations,
+            headers=headers,
+            jwt=jwt,
+            rbac=rbac,
+            extauth=extauth,
+            ratelimit=self.ratelimit.resolve(options, where),
+            retries=build_retries(options.retries, f"{where}.retries", self.report),
+            cors=build_cors(options.cors, f"{where}.cors", self.report, route_level=True),
+            traffic=build_route_traffic(
+                options,
+                where,
+                forwarded=isinstance(action, ir.Forward),
+                own=own,
+                refs=self.refs,
+                owner=self.owner,
+                report=self.report,
+            ),
+        )
 
     def _transformations(
         self, options: RouteOptions, where: str, parent: Parent | None

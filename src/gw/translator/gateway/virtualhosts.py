@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gw import api
 from gw.api import ResourceKey
@@ -19,6 +20,7 @@ from gw.translator.gateway.gateways import HTTP, HTTPS
 from gw.translator.gateway.headers import build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
+from gw.translator.gateway.ratelimit import RateLimitResolver
 from gw.translator.gateway.ratelimit_basic import basic_configs
 from gw.translator.gateway.rbac import build_rbac
 from gw.translator.gateway.retries import build_retries
@@ -165,14 +167,19 @@ def build_virtual_host(
         )
         or _NO_OPTIONS
     )
+    # No options at all (most hosts): every option builder below gives None and finds
+    # nothing (test_no_options checks it); the JWT and RBAC checks still apply.
+    plain = sets_nothing(options)
     jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
     routes = RouteBuilder(vs, name, refs, reports, jwt=jwt, policy=route_policy)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
-    transformations = build_transformations(
-        options.staged_transformations, options.transformations, _OPTIONS, report
-    )
+    transformations = None
+    if not plain:
+        transformations = build_transformations(
+            options.staged_transformations, options.transformations, _OPTIONS, report
+        )
     routes.vhost_transformations = transformations
     for index, route in enumerate(vhost.routes):
         routes.add(index, route)
@@ -182,27 +189,65 @@ def build_virtual_host(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
-    cors = build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False)
+    cors = (
+        None if plain else build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False)
+    )
+    flows = routes.extauth.flow_routes(name)
+    parts = _NO_PARTS if plain else _parts(options, routes.ratelimit, vs.key, refs, report)
     return ir.VirtualHost(
         name=name,
         source=source,
         domains=domains,
         routes=(
-            *routes.extauth.flow_routes(name),
+            *flows,
             *merge_cors_policies(routes.routes, cors, options.cors_policy_merge_settings),
         ),
         transformations=transformations,
-        headers=build_header_manipulation(
-            options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
-        ),
+        headers=parts.headers,
         jwt=jwt.after,
         jwt_before_extauth=jwt.before,
         rbac=rbac,
         extauth=extauth,
-        retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
+        retries=parts.retries,
         cors=cors,
-        ratelimit=routes.ratelimit.resolve(options, _OPTIONS),
-        traffic=build_host_traffic(options, _OPTIONS, refs=refs, owner=vs.key, report=report),
+        ratelimit=parts.ratelimit,
+        traffic=parts.traffic,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostParts:
+    """What a virtual host's options make of it once its routes are built (None: nothing)."""
+
+    headers: ir.HeaderManipulation | None = None
+    retries: ir.RetryPolicy | None = None
+    ratelimit: ir.RateLimits | None = None
+    traffic: ir.HostTraffic | None = None
+
+
+#: The parts of a host that sets no options.
+_NO_PARTS = HostParts()
+
+
+def sets_nothing(options: VirtualHostOptions) -> bool:
+    """Whether `options` are those of a host that sets none: the shared empty value."""
+    return options is _NO_OPTIONS
+
+
+def _parts(
+    options: VirtualHostOptions,
+    ratelimit: RateLimitResolver,
+    owner: ResourceKey,
+    refs: Refs,
+    report: ResourceReport,
+) -> HostParts:
+    return HostParts(
+        headers=build_header_manipulation(
+            options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
+        ),
+        retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
+        ratelimit=ratelimit.resolve(options, _OPTIONS),
+        traffic=build_host_traffic(options, _OPTIONS, refs=refs, owner=owner, report=report),
     )
 
 
