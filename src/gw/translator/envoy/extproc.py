@@ -49,10 +49,12 @@ class ExtProcFilter:
         return None
 
     def listener_filter(self, vhosts: Sequence[ir.VirtualHost]) -> hcm_pb2.HttpFilter | None:
-        server = next((s for v in vhosts if (s := self._server(v)) is not None), None)
-        if server is None:
-            return None
-        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(build_processor(server)))
+        for vhost in vhosts:
+            server = self._server(vhost) if vhost.ext_proc_servers else None
+            if server is not None:
+                config = pack(build_processor(server))
+                return hcm_pb2.HttpFilter(name=self.name, typed_config=config)
+        return None
 
     def for_listener(
         self, listener: ir.Listener, vhosts: Sequence[ir.VirtualHost]

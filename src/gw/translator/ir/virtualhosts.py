@@ -50,24 +50,34 @@ class VirtualHost:
     #: The Settings' external processors (every host gets them), by variant; None: none.
     ext_proc_servers: tuple[ExtProcServer, ...] | None = None
 
+    # The three below are asked of every host by several filters of each listener: plain
+    # loops, the host's own block first, then each route's.
+
     @property
     def uses_extauth(self) -> bool:
         """True when some request on this host may be sent to the extauth server."""
-        return any(
-            e is not None and e.active for e in (self.extauth, *(r.extauth for r in self.routes))
-        )
+        if self.extauth is not None and self.extauth.active:
+            return True
+        for route in self.routes:
+            if route.extauth is not None and route.extauth.active:
+                return True
+        return False
 
     @property
     def uses_global_ratelimit(self) -> bool:
         """True when some request on this host may be sent to the rate-limit server."""
-        return any(
-            r is not None and r.has_global
-            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
-        )
+        if self.ratelimit is not None and self.ratelimit.has_global:
+            return True
+        for route in self.routes:
+            if route.ratelimit is not None and route.ratelimit.has_global:
+                return True
+        return False
 
     @property
     def uses_local_ratelimit(self) -> bool:
-        return any(
-            r is not None and r.local is not None
-            for r in (self.ratelimit, *(r.ratelimit for r in self.routes))
-        )
+        if self.ratelimit is not None and self.ratelimit.local is not None:
+            return True
+        for route in self.routes:
+            if route.ratelimit is not None and route.ratelimit.local is not None:
+                return True
+        return False
