@@ -86,18 +86,21 @@ def _contribution(
     """The host on the built-in listener it belongs to: `http`, or `https` with its TLS
     (`rules`: Settings' `requireRbac` and route policy)."""
     require_rbac, route_policy = rules
+    plain = vs.spec.ssl_config is None
     built = build_virtual_host(
-        vs, refs, reports, require_rbac=require_rbac, route_policy=route_policy
+        vs,
+        refs,
+        reports,
+        require_rbac=require_rbac,
+        route_policy=route_policy,
+        port=options.http_port if plain else None,
     )
     if built is None:
         return None
     if options.route_stats:
         built = with_route_stats(built)
-    if vs.spec.ssl_config is None:
-        served = dataclasses.replace(built, domains=with_ports(built.domains, options.http_port))
-        return Contribution(
-            virtual_hosts=((HTTP, served),), rate_limit_configs=basic_configs(built)
-        )
+    if plain:
+        return Contribution(virtual_hosts=((HTTP, built),), rate_limit_configs=basic_configs(built))
     tls = build_tls(vs, built.domains, snapshot, refs, reports.of(vs.key), clock)
     if tls is None:
         return None
@@ -141,7 +144,10 @@ def build_virtual_host(
     *,
     require_rbac: bool = False,
     route_policy: RoutePolicy = DEFAULT_ROUTES,
+    port: int | None = None,
 ) -> ir.VirtualHost | None:
+    """`vs`'s virtual host; with `port`, its domains also match a `Host` with that port
+    (`with_ports`: the listener's port is known for a plain host)."""
     report = reports.of(vs.key)
     spec = vs.spec
     meta = vs.metadata
@@ -154,6 +160,8 @@ def build_virtual_host(
     vhost = spec.virtual_host
     name = vhost_name(meta.namespace, meta.name)
     domains = _domains(vhost.domains, name, report)
+    if port is not None:
+        domains = with_ports(domains, port)
     options = (
         merge_option_refs(
             vhost.options,
