@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from gw import api
@@ -29,7 +29,13 @@ from gw.translator.gateway.callbacks import flow_paths
 from gw.translator.gateway.extauth_http import build_http_checks
 from gw.translator.gateway.extauth_pass import check_ttl
 from gw.translator.gateway.extauth_servers import build_named, build_service, request_headers
-from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
+from gw.translator.gateway.servers import (
+    OptionBlock,
+    OptionBlocks,
+    ServerKind,
+    option_blocks,
+    options_field,
+)
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -233,24 +239,24 @@ def grpc_clusters(server: ir.ExtAuthServer) -> frozenset[str]:
     return frozenset(s.cluster for s in services if s is not None and s.http is None)
 
 
-def _default_server_fields(vs: api.VirtualService) -> list[str]:
-    """Fields of `vs` that send requests to Settings' `extauth` server (gw's extauth
-    server for `configRef`, or a custom one for `customAuth` without a name)."""
+def _default_server_fields(blocks: OptionBlocks) -> list[str]:
+    """Fields that send requests to Settings' `extauth` server (gw's extauth server for
+    `configRef`, or a custom one for `customAuth` without a name)."""
     return [
         field
-        for field, e in _extauth_options(vs)
+        for field, e in _extauth_options(blocks)
         if e.config_ref is not None or (e.custom_auth is not None and not e.custom_auth.name)
     ]
 
 
 def _other_uses(
-    vs: api.VirtualService, server: ir.ExtAuthServer | None
+    blocks: OptionBlocks, server: ir.ExtAuthServer | None
 ) -> list[tuple[str, str | None]]:
-    """Fields of `vs` that use a named server (or use the default one in a way it cannot
-    serve), each with what is wrong (None: nothing)."""
+    """Fields that use a named server (or use the default one in a way it cannot serve),
+    each with what is wrong (None: nothing)."""
     named = dict(server.named) if server else {}
     out: list[tuple[str, str | None]] = []
-    for field, e in _extauth_options(vs):
+    for field, e in _extauth_options(blocks):
         if e.custom_auth is not None and e.custom_auth.name:
             name = e.custom_auth.name
             known = ", ".join(sorted(named)) or "none"
@@ -280,14 +286,16 @@ def _custom_auth_targets(vs: api.VirtualService) -> frozenset[Hashable]:
     """The servers `vs`'s `customAuth` options call: a name, or None for Settings'
     `extauth` (a tally's draw: `refs.drawn`)."""
     return frozenset(
-        e.custom_auth.name or None for _, e in _extauth_options(vs) if e.custom_auth is not None
+        e.custom_auth.name or None
+        for _, e in _extauth_options(option_blocks(vs))
+        if e.custom_auth is not None
     )
 
 
-def _extauth_options(vs: api.VirtualService) -> list[tuple[str, ExtAuthExtension]]:
-    """The `extauth` options of `vs` that send requests to an auth server, by field."""
+def _extauth_options(blocks: Iterable[OptionBlock]) -> list[tuple[str, ExtAuthExtension]]:
+    """The `extauth` options of the blocks that send requests to an auth server, by field."""
     out = []
-    for index, options in option_blocks(vs):
+    for index, options in blocks:
         extension = options.extauth
         if extension is None:
             continue

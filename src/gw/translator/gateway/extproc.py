@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from gw import api
 from gw.api import ResourceKey
 from gw.api.extproc import ExtProcOverrides, ExtProcRouteSettings
 from gw.translator import ir
@@ -27,7 +26,7 @@ from gw.translator.gateway.extproc_settings import (
     refuse_async,
     server_builder,
 )
-from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
+from gw.translator.gateway.servers import OptionBlocks, ServerKind, options_field
 from gw.translator.ir.extproc import Variant  # Literal aliases, not IR types
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -94,12 +93,12 @@ def _attacher(
     return attach
 
 
-def _needs(variant: Variant) -> Callable[[api.VirtualService], list[str]]:
-    def needs(vs: api.VirtualService) -> list[str]:
-        """The fields of `vs` that override the processor (switching it off needs none)."""
+def _needs(variant: Variant) -> Callable[[OptionBlocks], list[str]]:
+    def needs(blocks: OptionBlocks) -> list[str]:
+        """The fields that override the processor (switching it off needs none)."""
         return [
             f"{options_field(index)}.{FIELDS[variant]}"
-            for index, options in option_blocks(vs)
+            for index, options in blocks
             if (settings := getattr(options, ATTRS[variant], None)) is not None
             and settings.overrides is not None
         ]

@@ -29,7 +29,7 @@ from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
 from gw.translator.gateway.ratelimit_basic import build_basic
 from gw.translator.gateway.ratelimitconfig import compile_actions, compile_config
-from gw.translator.gateway.servers import ServerKind, option_blocks, options_field
+from gw.translator.gateway.servers import OptionBlocks, ServerKind, options_field
 from gw.translator.gateway.upstreams import cluster_name
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
@@ -250,11 +250,11 @@ def attach_ratelimit_server(
     return dataclasses.replace(vhost, ratelimit_server=server)
 
 
-def _global_fields(vs: api.VirtualService) -> list[str]:
-    """Fields of `vs` that send requests to the rate-limit server."""
+def _global_fields(blocks: OptionBlocks) -> list[str]:
+    """Fields of the blocks that send requests to the rate-limit server."""
     return [
         f"{options_field(index)}.{name}"
-        for index, options in option_blocks(vs)
+        for index, options in blocks
         for name in _server_fields(options)
     ]
 

@@ -19,7 +19,7 @@ it. Stage 1 then, for every kind alike:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -39,6 +39,14 @@ class GrpcServer(Protocol):
 
 
 S = TypeVar("S", bound=GrpcServer)
+#: One options block of a VirtualService: the route's index (None: the host's), the block.
+OptionBlock = tuple[int | None, VirtualHostOptions | RouteOptions]
+OptionBlocks = Sequence[OptionBlock]
+
+
+def no_more_uses(blocks: OptionBlocks, server: object) -> list[tuple[str, str | None]]:
+    """A kind's `more` when it has no fields of its own besides `needs`."""
+    return []
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,23 +58,20 @@ class ServerKind(Generic[S]):
     #: The server from the Settings (None when they have no block for it); findings on
     #: `report` (the Settings'), references resolved through `refs`.
     build: Callable[[api.Settings, Refs, ResourceReport], S | None]
-    #: The fields of a VirtualService that send requests to the server.
-    needs: Callable[[api.VirtualService], list[str]]
+    #: The fields of a VirtualService that send requests to the server, from its options
+    #: blocks (`option_blocks`: a kind reads nothing else of it).
+    needs: Callable[[OptionBlocks], list[str]]
     #: The host pointed at the server, when it uses it (the same object otherwise).
     attach: Callable[[ir.VirtualHost, S | None], ir.VirtualHost]
-    #: Further fields of a VirtualService that use the kind's servers in their own way (the
-    #: extauth kind's named servers), each with what is wrong (None: nothing, tied to the
-    #: Settings like `needs`' fields).
-    more: Callable[[api.VirtualService, S | None], list[tuple[str, str | None]]] = (
-        lambda vs, server: []
-    )
+    #: Further fields of a VirtualService (of its options blocks) that use the kind's
+    #: servers in their own way (the extauth kind's named servers), each with what is wrong
+    #: (None: nothing, tied to the Settings like `needs`' fields).
+    more: Callable[[OptionBlocks, S | None], list[tuple[str, str | None]]] = no_more_uses
     #: The clusters of the server that speak gRPC (None: its `cluster`).
     grpc_clusters: Callable[[S], frozenset[str]] | None = None
 
 
-def option_blocks(
-    vs: api.VirtualService,
-) -> Iterator[tuple[int | None, VirtualHostOptions | RouteOptions]]:
+def option_blocks(vs: api.VirtualService) -> Iterator[OptionBlock]:
     """The options blocks `vs` sets, the host's first (index None), then each route's by
     index: what the kinds' `needs` look through. The field path of one is made only for
     the blocks that use a server (`options_field`); most use none."""
@@ -181,10 +186,14 @@ def server_uses(
     servers: Servers, vs: api.VirtualService
 ) -> list[tuple[Resolved, list[str], list[tuple[str, str | None]]]]:
     """The kinds whose servers `vs` uses, each with its `needs` and `more` fields (empty
-    for nearly every VirtualService: then `check_server_use` has nothing to do)."""
+    for nearly every VirtualService: then `check_server_use` has nothing to do; one that
+    sets no options uses none)."""
+    blocks = list(option_blocks(vs))
+    if not blocks:
+        return []
     out = []
     for r in servers.resolved:
-        needed, more = r.kind.needs(vs), r.kind.more(vs, r.server)
+        needed, more = r.kind.needs(blocks), r.kind.more(blocks, r.server)
         if needed or more:
             out.append((r, needed, more))
     return out
