@@ -111,11 +111,9 @@ _VIRTUAL_HOSTS = route_pb2.RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER
 
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
-    out = rc_pb2.VirtualHost(
-        name=vhost.name,
-        domains=list(vhost.domains),
-        routes=[build_route(vhost, r) for r in vhost.routes],
-    )
+    out = rc_pb2.VirtualHost(name=vhost.name, domains=vhost.domains)
+    for route in vhost.routes:
+        _fill_route(out.routes.add(), vhost, route)
     add_header_manipulation(out, vhost.headers)
     add_host_traffic(out, vhost)
     if vhost.retries is not None:
@@ -127,13 +125,15 @@ def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
     return out
 
 
-def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
-    out = rc_pb2.Route(name=route.name, match=build_match(route.match))
+def _fill_route(out: rc_pb2.Route, vhost: ir.VirtualHost, route: ir.Route) -> None:
+    """`route` of `vhost` written into `out` (in place, as `_fill_match`)."""
+    out.name = route.name
+    _fill_match(out.match, route.match)
     if route.stat_prefix is not None:
         out.stat_prefix = route.stat_prefix
     action = route.action
     if isinstance(action, ir.Forward):
-        out.route.CopyFrom(_route_action(action))
+        _fill_route_action(out.route, action)
         _weighted_cluster_configs(vhost, route, out.route)
         if route.retries is not None:
             out.route.retry_policy.CopyFrom(_retry_policy(route.retries))
@@ -155,7 +155,6 @@ def build_route(vhost: ir.VirtualHost, route: ir.Route) -> rc_pb2.Route:
         config = http_filter.per_route(vhost, route)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
-    return out
 
 
 def _weighted_cluster_configs(
@@ -174,8 +173,9 @@ def _weighted_cluster_configs(
                 out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
 
 
-def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
-    out = rc_pb2.RouteMatch()
+def _fill_match(out: rc_pb2.RouteMatch, match: ir.RouteMatch) -> None:
+    """`match` written into `out` (built in place: a message made apart and copied in costs
+    as much again)."""
     if match.path_kind == "prefix":
         out.prefix = match.path
     elif match.path_kind == "connect":
@@ -200,7 +200,6 @@ def build_match(match: ir.RouteMatch) -> rc_pb2.RouteMatch:
         )
     for query in match.query:
         out.query_parameters.append(_query_matcher(query))
-    return out
 
 
 def _header_matcher(header: ir.HeaderMatch) -> rc_pb2.HeaderMatcher:
@@ -225,8 +224,8 @@ def _query_matcher(query: ir.QueryMatch) -> rc_pb2.QueryParameterMatcher:
     return out
 
 
-def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
-    out = rc_pb2.RouteAction()
+def _fill_route_action(out: rc_pb2.RouteAction, action: ir.Forward) -> None:
+    """`action` written into `out` (in place, as `_fill_match`)."""
     if action.cluster_header is not None:
         out.cluster_header = action.cluster_header
     elif action.dynamic_forward_proxy is not None:
@@ -253,7 +252,6 @@ def _route_action(action: ir.Forward) -> rc_pb2.RouteAction:
         out.auto_host_rewrite.CopyFrom(wrappers_pb2.BoolValue(value=True))
     else:
         _cluster_host_rewrites(out, action)
-    return out
 
 
 def _cluster_host_rewrites(out: rc_pb2.RouteAction, action: ir.Forward) -> None:
