@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from gw import api
 from gw.api import ResourceKey
@@ -177,14 +176,14 @@ def build_virtual_host(
     )
     # No options at all (most hosts): every option builder below gives None and finds
     # nothing (test_no_options checks it); the JWT and RBAC checks still apply.
-    plain = sets_nothing(options)
+    no_options = sets_nothing(options)
     jwt, rbac = _security(options, vs, name, refs, report, require_rbac)
     routes = RouteBuilder(vs, name, refs, reports, jwt=jwt, policy=route_policy)
     extauth = None
     if options.extauth is not None:
         extauth = routes.extauth.resolve(options.extauth, f"{_OPTIONS}.extauth")
     transformations = None
-    if not plain:
+    if not no_options:
         transformations = build_transformations(
             options.staged_transformations, options.transformations, _OPTIONS, report
         )
@@ -198,10 +197,12 @@ def build_virtual_host(
         )
     source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
     cors = (
-        None if plain else build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False)
+        None
+        if no_options
+        else build_cors(options.cors, f"{_OPTIONS}.cors", report, route_level=False)
     )
     flows = routes.extauth.flow_routes(name)
-    parts = _NO_PARTS if plain else _parts(options, routes.ratelimit, vs.key, refs, report)
+    parts = _NO_PARTS if no_options else _parts(options, routes.ratelimit, vs.key, refs, report)
     return ir.VirtualHost(
         name=name,
         source=source,
@@ -223,7 +224,7 @@ def build_virtual_host(
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class HostParts:
     """What a virtual host's options make of it once its routes are built (None: nothing)."""
 
