@@ -221,11 +221,12 @@ def check_server_users(build: Build) -> None:
 def server_use_of(build: Build, vs: api.VirtualService) -> ServerUse:
     """One VirtualService's check against gw's own servers, as values (one shared empty
     value for the many that use none)."""
-    if not server_uses(build.servers, vs):
+    uses = server_uses(build.servers, vs)
+    if not uses:
         return NO_SERVER_USE
     settings = ResourceKey(api.Settings.KIND, build.options.namespace, install.SETTINGS_NAME)
     refs, reports = build.refs.scope(), Reports()
-    check_server_use(build.servers, [vs], refs, reports, settings)
+    check_server_use(build.servers, vs, uses, refs, reports, settings)
     return ServerUse(findings=reports.findings(), edges=tuple(refs.edges))
 
 

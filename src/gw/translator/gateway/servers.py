@@ -149,42 +149,45 @@ def resolve_servers(
     return Servers(settings=user_settings, resolved=tuple(resolved))
 
 
+#: One kind whose server a VirtualService uses, with its `needs` and `more` fields.
+KindUse = tuple[Resolved, list[str], list[tuple[str, str | None]]]
+
+
 def check_server_use(
     servers: Servers,
-    virtual_services: list[api.VirtualService],
+    vs: api.VirtualService,
+    uses: list[KindUse],
     refs: Refs,
     reports: Reports,
     settings_name: ResourceKey,
 ) -> None:
-    """Reject the VirtualServices that need a server no Settings name; tie the others to
-    the user's Settings, or (with the install's alone) to the server's Upstream, so that a
-    rejected one rejects them. `settings_name` is the Settings that would be read."""
+    """Reject `vs` when it needs a server no Settings name (`uses`: its `server_uses`); tie
+    it otherwise to the user's Settings, or (with the install's alone) to the server's
+    Upstream, so that a rejected one rejects it. `settings_name` is the Settings that
+    would be read."""
     settings = servers.settings
     where = (
         f"Settings {settings.namespace}.{settings.name}"
         if settings is not None
         else f"the Settings resource ({settings_name.namespace}.{settings_name.name})"
     )
-    for vs in virtual_services:  # each one's findings and references together
-        for r, needed, more in server_uses(servers, vs):
-            missing = f"{r.kind.missing}: set {r.kind.field} in {where}"
-            uses = [
-                (field, missing if r.server is None or r.server.cluster is None else None)
-                for field in needed
-            ]
-            for field, problem in [*uses, *more]:
-                if problem is not None:
-                    reports.of(vs.key).error(field, problem)
-                elif settings is not None:
-                    refs.link(vs.key, field, settings)
-                else:
-                    for upstream in r.upstreams:
-                        refs.link(vs.key, field, upstream)
+    for r, needed, more in uses:
+        missing = f"{r.kind.missing}: set {r.kind.field} in {where}"
+        fields = [
+            (field, missing if r.server is None or r.server.cluster is None else None)
+            for field in needed
+        ]
+        for field, problem in [*fields, *more]:
+            if problem is not None:
+                reports.of(vs.key).error(field, problem)
+            elif settings is not None:
+                refs.link(vs.key, field, settings)
+            else:
+                for upstream in r.upstreams:
+                    refs.link(vs.key, field, upstream)
 
 
-def server_uses(
-    servers: Servers, vs: api.VirtualService
-) -> list[tuple[Resolved, list[str], list[tuple[str, str | None]]]]:
+def server_uses(servers: Servers, vs: api.VirtualService) -> list[KindUse]:
     """The kinds whose servers `vs` uses, each with its `needs` and `more` fields (empty
     for nearly every VirtualService: then `check_server_use` has nothing to do; one that
     sets no options uses none)."""
