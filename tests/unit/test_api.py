@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
-from gw.api import IgnoredDocument, ManifestError, parse_document
+from gw.api import IgnoredDocument, ManifestError, ResourceKey, parse_document
 from gw.api.virtualservice import VirtualService
 
 SPEC_EXAMPLE = {
@@ -331,3 +334,14 @@ def test_a_model_whose_dictionary_is_not_its_class_fields_keeps_its_own() -> Non
     object.__setattr__(model, "__dict__", partial)
     _share_keys(model)
     assert model.__dict__ is partial and model.namespace == "n"
+
+
+def test_resource_key_survives_pickle_and_copy():
+    """Keys cross process boundaries (the store's readers) and may be copied: each way
+    gives back an equal key of the same class, with its parts in place."""
+    key = ResourceKey("VirtualService", "default", "petstore")
+    for again in (pickle.loads(pickle.dumps(key)), copy.deepcopy(key), copy.copy(key)):
+        assert again == key
+        assert type(again) is ResourceKey
+        assert again.kind == "VirtualService"
+        assert (again.namespace, again.name) == ("default", "petstore")

@@ -165,6 +165,11 @@ class ResourceKey(tuple[str, str, str]):
     def __new__(cls, kind: str, namespace: str, name: str) -> ResourceKey:
         return tuple.__new__(cls, (kind, namespace, name))  # not super(): made very often
 
+    def __getnewargs__(self) -> tuple[str, str, str]:
+        """What pickle and `copy` make a key again with (a tuple's own gives the tuple as
+        one argument, which `__new__` does not take)."""
+        return (self[0], self[1], self[2])
+
     @property
     def kind(self) -> str:
         return self[0]
