@@ -17,7 +17,6 @@ answering while a large folder is read.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
@@ -25,8 +24,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
-
-import yaml
 
 from gw import collector, defaults
 from gw.api import (
@@ -41,7 +38,8 @@ from gw.api import (
 )
 from gw.snapshot import Snapshot
 from gw.store.index import Document, FileState, FolderIndex
-from gw.store.manifests import Limits, TooCostly, load_documents, read_text, size_refusal
+from gw.store.manifests import Limits
+from gw.store.reading import FileJob, Loaded, load_files, reading_workers, unforeseen
 from gw.store.status import StatusBook
 
 log = logging.getLogger(__name__)
@@ -153,6 +151,8 @@ class DirectoryStore:
         files = self._index.files
         paths = self._manifest_paths() if targets is None else iter(sorted(set(targets)))
         seen: set[Path] = set()
+        #: The files to read: where their state goes in `changed`, and what they were.
+        reads: list[tuple[int, Path, tuple[int, int, int], FileState | None, bool]] = []
         for path in paths:
             seen.add(path)
             try:
@@ -172,17 +172,22 @@ class DirectoryStore:
                     self._settling.add(path)  # still worse than before, still fresh
                 continue
             unreadable = _unreadable(st.st_mode)
-            if unreadable is not None:
-                state = FileState(
-                    stamp=stamp, error=unreadable, last_keys=known.last_keys if known else {}
-                )
-                log.warning("cannot read %s: %s", self._rel(path), unreadable)
-            else:
-                state = self._read(path, stamp, known, st.st_size)
+            if unreadable is None:
+                reads.append((len(changed), path, stamp, known, recent))
+                changed.append((path, None))  # its place, filled in once it is read
+                continue
+            state = FileState(
+                stamp=stamp, error=unreadable, last_keys=known.last_keys if known else {}
+            )
+            log.warning("cannot read %s: %s", self._rel(path), unreadable)
             changed.append((path, state))
-            self._paths[os.path.abspath(path)] = path
-            if recent and _got_worse(known, state):
-                self._settling.add(path)
+            self._read_as(path, known, state, recent)
+        jobs = [FileJob(path, stamp[1], _digests(known)) for _, path, stamp, known, _ in reads]
+        loads = load_files(jobs, self.limits, reading_workers(jobs))
+        for (at, path, stamp, known, recent), loaded in zip(reads, loads, strict=True):
+            state = self._state(path, stamp, known, loaded)
+            changed[at] = (path, state)
+            self._read_as(path, known, state, recent)
         if targets is None:
             changed += [(gone, None) for gone in files.keys() - seen]
         for path, now_state in changed:
@@ -228,32 +233,26 @@ class DirectoryStore:
                 if _is_manifest(name):
                     yield Path(dirpath) / name
 
-    def _read(
-        self, path: Path, stamp: tuple[int, int, int], known: FileState | None, size: int
+    def _read_as(self, path: Path, known: FileState | None, state: FileState, recent: bool) -> None:
+        """Remember that `path` was read (into `state`); watch it when it just got worse."""
+        self._paths[os.path.abspath(path)] = path
+        if recent and _got_worse(known, state):
+            self._settling.add(path)
+
+    def _state(
+        self, path: Path, stamp: tuple[int, int, int], known: FileState | None, loaded: Loaded
     ) -> FileState:
+        """What a file read (`loaded`) holds: its resources validated, or its error."""
         last_keys = dict(known.last_keys) if known else {}
         result = FileState(stamp=stamp, last_keys=last_keys)
-        try:
-            refusal = size_refusal(size, self.limits)
-            if refusal is not None:
-                raise TooCostly(refusal)
-            digests = _digests(known)
-            text = read_text(path, self.limits)
-            raw_documents = load_documents(path, text, self.limits, digests)
-        except (
-            OSError,
-            UnicodeDecodeError,
-            yaml.YAMLError,
-            json.JSONDecodeError,
-            TooCostly,
-        ) as exc:
-            result.error = _describe_load_error(exc)
-            log.warning("cannot read %s: %s", self._rel(path), result.error)
+        if loaded.error is not None:
+            result.error = loaded.error
+            if loaded.trace is not None:
+                log.error("reading %s failed unexpectedly:\n%s", self._rel(path), loaded.trace)
+            else:
+                log.warning("cannot read %s: %s", self._rel(path), loaded.error)
             return result
-        except Exception as exc:  # a file must never stop the store, whatever it holds
-            log.exception("reading %s failed unexpectedly", self._rel(path))
-            result.error = _unexpected(exc)
-            return result
+        raw_documents = loaded.documents
         keys: dict[int, ResourceKey] = {}
         for raw in raw_documents:
             if raw.unchanged and known is not None:  # the same text: the same resources
@@ -311,7 +310,7 @@ def _parse(number: int, data: object, refusal: str | None) -> Document:
         doc.error = exc
     except Exception as exc:  # a document must never stop the store, whatever it holds
         log.exception("parsing document %d failed unexpectedly", number)
-        doc.error = ManifestError([Problem("", _unexpected(exc))], _safe_key(data))
+        doc.error = ManifestError([Problem("", unforeseen(exc))], _safe_key(data))
     return doc
 
 
@@ -325,14 +324,6 @@ def _safe_key(data: object) -> ResourceKey | None:
     return key if key is not None and kind_for(key.kind) is not None else None
 
 
-def _unexpected(exc: Exception) -> str:
-    """Only the exception's type: its text might quote a Secret's value."""
-    return (
-        f"gw could not read this ({type(exc).__name__}); this is a bug in gw, and the "
-        "control plane's log has the details"
-    )
-
-
 def _unreadable(mode: int) -> str | None:
     """Why a manifest path that is not a regular file is not read, else None.
 
@@ -344,17 +335,6 @@ def _unreadable(mode: int) -> str | None:
         return "a symbolic link whose target does not exist; fix or remove the link"
     kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
     return f"not a regular file ({kind}); gw reads only regular files"
-
-
-def _describe_load_error(exc: Exception) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        mark = exc.problem_mark
-        return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "the file is not UTF-8 text"
-    return str(exc)
 
 
 def _got_worse(before: FileState | None, after: FileState) -> bool:

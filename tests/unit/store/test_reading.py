@@ -1,0 +1,193 @@
+"""Reading a folder with its YAML parsed in worker processes gives the snapshot a serial
+read gives, errors and all, and falls back to a serial read when the workers fail."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.spawn
+import threading
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from gw.snapshot import Snapshot
+from gw.store import reading
+from gw.store.directory import DirectoryStore
+from gw.store.manifests import Limits
+from gw.store.reading import FileJob, load_file, load_files, reading_workers
+
+VS = """---
+apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {{name: vs-{i}, namespace: default}}
+spec:
+  virtualHost:
+    domains: [host-{i}.example.com]
+    routes:
+      - matchers: [{{prefix: /{i}}}]
+        routeAction: {{single: {{upstream: {{name: backend}}}}}}
+"""
+#: Files that cannot be read, or hold documents that cannot be: each must be reported the
+#: same way whichever process parsed it.
+BROKEN = {
+    "bad-yaml.yaml": b"kind: [unclosed\n",
+    "latin1.yaml": "metadata: {name: caf\u00e9}\n".encode("latin-1"),
+    "bad.json": b"{not json",
+    "unknown-field.yaml": VS.format(i="x").replace("domains", "domain").encode(),
+    "alias.yaml": b"a: &x [1, 2]\nb: *x\n",
+    "list.yaml": b"kind: List\nitems:\n"
+    + b"".join(
+        b"  - " + VS.format(i=f"l{i}").replace("---\n", "").replace("\n", "\n    ").encode() + b"\n"
+        for i in range(2)
+    ),
+}
+
+
+def write_folder(root: Path, files: int = 40, per_file: int = 5) -> None:
+    for n in range(files):
+        text = "".join(VS.format(i=n * per_file + i) for i in range(per_file))
+        (root / f"vs-{n:03d}.yaml").write_text(text)
+    for name, data in BROKEN.items():
+        (root / name).write_bytes(data)
+
+
+def parallel(monkeypatch: pytest.MonkeyPatch, workers: int = 1) -> None:
+    """Every scan parses in `workers` spawned processes, however small."""
+    monkeypatch.setattr(reading, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(reading, "MAX_WORKERS", workers)
+    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: set(range(workers + 1)))
+
+
+def same(a: Snapshot, b: Snapshot, *, ordered: bool = True) -> None:
+    """The same resources and errors (in the same order, for two reads of a whole folder:
+    a later scan's updates may list them otherwise, as a serial read's do)."""
+    assert a.resources == b.resources
+    if ordered:
+        assert list(a.resources) == list(b.resources)
+        assert a.errors == b.errors
+    else:
+        assert sorted(map(repr, a.errors)) == sorted(map(repr, b.errors))
+
+
+def test_a_parallel_read_gives_the_serial_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_folder(tmp_path)
+    serial = DirectoryStore(tmp_path).scan()
+    assert len(serial.resources) == 202
+    assert {e.source.path for e in serial.errors if e.source} >= set(BROKEN) - {"list.yaml"}
+    parallel(monkeypatch, workers=2)
+    store = DirectoryStore(tmp_path)
+    same(store.scan(), serial)
+    # and the next scans, which read only what changed, build on what the workers read
+    (tmp_path / "vs-007.yaml").write_text(VS.format(i="edited"))
+    (tmp_path / "bad-yaml.yaml").write_text(VS.format(i="fixed"))
+    after = store.scan()
+    again = DirectoryStore(tmp_path)
+    monkeypatch.setattr(reading, "PARALLEL_BYTES", 1 << 60)
+    same(after, again.scan(), ordered=False)
+
+
+def test_what_a_worker_parses_reaches_the_store_intact(tmp_path: Path) -> None:
+    """In the scans above the store may parse every file itself while the workers start;
+    here a spawned worker parses them all (broken ones too), and its results are the ones
+    parsing here gives."""
+    write_folder(tmp_path, files=5)
+    jobs = [FileJob(p, p.stat().st_size) for p in sorted(tmp_path.iterdir())]
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        theirs = pool.submit(reading.load_batch, jobs, Limits()).result()
+    assert theirs == reading.load_batch(jobs, Limits())
+    assert {loaded.error for loaded in theirs} > {None}
+
+
+def test_workers_that_cannot_start_leave_the_read_to_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker processes are started from a program that does not exist: the files are
+    read in the store's own process, with the same result, and the log says why."""
+    write_folder(tmp_path, files=5)
+    serial = DirectoryStore(tmp_path).scan()
+    parallel(monkeypatch)
+    monkeypatch.setattr(multiprocessing.spawn, "_python_exe", str(tmp_path / "no-python"))
+    with caplog.at_level(logging.WARNING, logger="gw.store.reading"):
+        snapshot = DirectoryStore(tmp_path).scan()
+    same(snapshot, serial)
+    assert "reading manifests in worker processes failed (" in caplog.text
+    assert "files left in the control plane's own process" in caplog.text
+
+
+def test_results_keep_the_order_of_the_files_whoever_parses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one slow worker (a thread that waits until the caller has taken the last
+    batch), the caller parses every batch but the first, ahead of the one it waits for; the
+    results still come in the files' order."""
+    paths = []
+    for n in range(30):
+        paths.append(tmp_path / f"{n:02d}.yaml")
+        paths[-1].write_text(VS.format(i=n))
+    jobs = [FileJob(p, p.stat().st_size) for p in paths]
+    expected = [load_file(job, Limits()) for job in jobs]
+    slow: list[int] = []
+    release = threading.Event()
+
+    def slow_batch(batch: list[FileJob], limits: Limits) -> list[reading.Loaded]:
+        if threading.current_thread() is not threading.main_thread():  # the worker
+            slow.append(len(batch))
+            assert release.wait(timeout=10)
+        elif batch[-1] is jobs[-1]:  # the caller took the last batch: let the worker end
+            release.set()
+        return [load_file(job, limits) for job in batch]
+
+    with ThreadPoolExecutor(1) as pool:
+        monkeypatch.setattr(reading, "load_batch", slow_batch)
+        got = list(reading._shared_loads(pool, jobs, Limits()))
+    assert got == expected
+    assert slow == [reading._BATCH]  # the worker's one batch; the caller parsed the rest
+
+
+def test_unforeseen_failures_of_a_file_are_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stands in for a parser bug: whatever reading a file raises becomes its error (the
+    exception's type only), and the traceback goes to the log."""
+
+    def broken(*args: object) -> object:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    (tmp_path / "a.yaml").write_text(VS.format(i=1))
+    monkeypatch.setattr(reading, "load_documents", broken)
+    snapshot = DirectoryStore(tmp_path).scan()
+    (error,) = snapshot.errors
+    assert error.message == (
+        "gw could not read this (RecursionError); this is a bug in gw, and the control "
+        "plane's log has the details"
+    )
+    assert "reading a.yaml failed unexpectedly" in caplog.text
+    assert "Traceback" in caplog.text
+
+
+def test_workers_only_for_large_reads_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = [FileJob(Path("a.yaml"), reading.PARALLEL_BYTES)]
+    small = [FileJob(Path("a.yaml"), reading.PARALLEL_BYTES - 1)]
+    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert (reading_workers(small), reading_workers(big)) == (0, 1)
+    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: {0})
+    assert reading_workers(big) == 0
+    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert reading_workers(big) == reading.MAX_WORKERS
+
+
+def test_load_files_without_workers_reads_in_order(tmp_path: Path) -> None:
+    paths = [tmp_path / f"{n}.yaml" for n in range(3)]
+    for n, path in enumerate(paths):
+        path.write_text(VS.format(i=n))
+    jobs = [FileJob(p, p.stat().st_size) for p in paths]
+    got = list(load_files(jobs, Limits(), workers=0))
+    assert [loaded.documents[0].data["metadata"]["name"] for loaded in got] == [
+        "vs-0",
+        "vs-1",
+        "vs-2",
+    ]
