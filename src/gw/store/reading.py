@@ -86,6 +86,13 @@ def load_files(jobs: Sequence[FileJob], limits: Limits, workers: int) -> Iterato
     this one), and by this one while it waits for them."""
     done = 0
     if workers > 0:
+        log.info(
+            "reading %d files (%.1f MB) with %d worker process%s parsing beside this one",
+            len(jobs),
+            sum(job.size for job in jobs) / 1e6,
+            workers,
+            "" if workers == 1 else "es",
+        )
         try:
             with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
                 for loaded in _shared_loads(pool, jobs, limits):

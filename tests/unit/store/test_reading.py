@@ -72,7 +72,7 @@ def same(a: Snapshot, b: Snapshot, *, ordered: bool = True) -> None:
 
 
 def test_a_parallel_read_gives_the_serial_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     write_folder(tmp_path)
     serial = DirectoryStore(tmp_path).scan()
@@ -80,7 +80,10 @@ def test_a_parallel_read_gives_the_serial_snapshot(
     assert {e.source.path for e in serial.errors if e.source} >= set(BROKEN) - {"list.yaml"}
     parallel(monkeypatch, workers=2)
     store = DirectoryStore(tmp_path)
-    same(store.scan(), serial)
+    with caplog.at_level(logging.INFO, logger="gw.store.reading"):
+        same(store.scan(), serial)
+    assert "reading 46 files (" in caplog.text
+    assert "MB) with 2 worker processes parsing beside this one" in caplog.text
     # and the next scans, which read only what changed, build on what the workers read
     (tmp_path / "vs-007.yaml").write_text(VS.format(i="edited"))
     (tmp_path / "bad-yaml.yaml").write_text(VS.format(i="fixed"))
