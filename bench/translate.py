@@ -62,7 +62,7 @@ from gw.xds.cache import pack_resources
 folder, count, edits = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 from gw import collector; collector.freezing(True)  # as gw controlplane runs
 (folder / "gateway.yaml").write_text(GATEWAY.format(server="edge"))  # written down, to edit
-store = DirectoryStore(folder)
+store = DirectoryStore(folder, read_workers=True)  # as gw controlplane reads
 t0 = time.perf_counter(); snapshot = store.scan()
 t1 = time.perf_counter()
 result = translate_with_gc_paused(snapshot, Options(now=time.time()), None)

@@ -75,7 +75,9 @@ def controlplane_servers(
     cache = SnapshotCache()
     ads = AdsServer(cache, NodePolicy(options.namespace))
     controlplane = ControlPlane(
-        DirectoryStore(store, options.namespace) if isinstance(store, Path) else store,
+        DirectoryStore(store, options.namespace, read_workers=True)
+        if isinstance(store, Path)
+        else store,
         cache,
         options,
         discovery=ServiceDiscovery(options.namespace) if serving.discovery else None,

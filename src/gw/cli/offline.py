@@ -136,7 +136,7 @@ def load(path: Path) -> Snapshot:
     from gw.store.directory import MANIFEST_SUFFIXES, DirectoryStore
 
     if path.is_dir():
-        return DirectoryStore(path).scan()
+        return DirectoryStore(path, read_workers=True).scan()
     if not path.name.endswith(MANIFEST_SUFFIXES):
         fail(f"{path} is not a manifest file ({', '.join(MANIFEST_SUFFIXES)})")
     with tempfile.TemporaryDirectory(prefix="gwctl-") as tmp:

@@ -33,7 +33,7 @@ def sync_once(snapshot: Snapshot, files: DiscoveredFiles, namespace: str) -> Cha
 
 async def run(folder: Path, namespace: str, *, once: bool = False) -> None:
     """Follow the folder and keep its discovered upstreams current (`once`: a single pass)."""
-    store = DirectoryStore(folder)
+    store = DirectoryStore(folder, read_workers=True)
     files = DiscoveredFiles(folder)
     if once:
         sync_once(store.scan(), files, namespace)

@@ -68,10 +68,16 @@ class DirectoryStore:
     SETTLE_SECONDS = 0.05
     SETTLE_TRIES = 4
 
-    def __init__(self, root: Path, namespace: str = defaults.NAMESPACE) -> None:
+    def __init__(
+        self, root: Path, namespace: str = defaults.NAMESPACE, *, read_workers: bool = False
+    ) -> None:
+        """`read_workers`: large scans may parse in worker processes (`reading.py`). Only
+        for gw's own programs: a spawned worker imports the program's main module again,
+        which a script without an `if __name__ == "__main__":` guard would run again."""
         if not root.is_dir():
             raise NotADirectoryError(f"{root} is not a folder of manifests")
         self.root = root
+        self.read_workers = read_workers
         self._prefix = os.path.join(str(root), "")
         self.namespace = namespace
         self.statuses = StatusBook()
@@ -183,7 +189,8 @@ class DirectoryStore:
             changed.append((path, state))
             self._read_as(path, known, state, recent)
         jobs = [FileJob(path, stamp[1], _digests(known)) for _, path, stamp, known, _ in reads]
-        loads = load_files(jobs, self.limits, reading_workers(jobs))
+        workers = reading_workers(jobs) if self.read_workers else 0
+        loads = load_files(jobs, self.limits, workers)
         for (at, path, stamp, known, recent), loaded in zip(reads, loads, strict=True):
             state = self._state(path, stamp, known, loaded)
             changed[at] = (path, state)

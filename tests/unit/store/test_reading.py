@@ -79,7 +79,7 @@ def test_a_parallel_read_gives_the_serial_snapshot(
     assert len(serial.resources) == 202
     assert {e.source.path for e in serial.errors if e.source} >= set(BROKEN) - {"list.yaml"}
     parallel(monkeypatch, workers=2)
-    store = DirectoryStore(tmp_path)
+    store = DirectoryStore(tmp_path, read_workers=True)
     with caplog.at_level(logging.INFO, logger="gw.store.reading"):
         same(store.scan(), serial)
     assert "reading 46 files (" in caplog.text
@@ -91,6 +91,18 @@ def test_a_parallel_read_gives_the_serial_snapshot(
     again = DirectoryStore(tmp_path)
     monkeypatch.setattr(reading, "PARALLEL_BYTES", 1 << 60)
     same(after, again.scan(), ordered=False)
+
+
+def test_a_store_reads_in_one_process_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Workers are for gw's own programs (`read_workers=True`): a spawned worker imports
+    the main module again, which another program's might not survive."""
+    write_folder(tmp_path, files=3)
+    parallel(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="gw.store.reading"):
+        assert len(DirectoryStore(tmp_path).scan().resources) == 17
+    assert "worker process" not in caplog.text
 
 
 def test_what_a_worker_parses_reaches_the_store_intact(tmp_path: Path) -> None:
@@ -115,7 +127,7 @@ def test_workers_that_cannot_start_leave_the_read_to_the_store(
     parallel(monkeypatch)
     monkeypatch.setattr(multiprocessing.spawn, "_python_exe", str(tmp_path / "no-python"))
     with caplog.at_level(logging.WARNING, logger="gw.store.reading"):
-        snapshot = DirectoryStore(tmp_path).scan()
+        snapshot = DirectoryStore(tmp_path, read_workers=True).scan()
     same(snapshot, serial)
     assert "reading manifests in worker processes failed (" in caplog.text
     assert "files left in the control plane's own process" in caplog.text
