@@ -40,7 +40,8 @@ def choose_contributions(
             chosen[key] = fresh[key]
     while True:
         held = {claim: key for key in fallback for claim in claims_of(chosen[key])}
-        clash = _first_clash(chosen, fallback, held)
+        # nothing served from a last accepted version (most translations): nothing to clash
+        clash = _first_clash(chosen, fallback, held) if held else None
         if clash is None:
             return chosen
         key, claim, holder = clash
