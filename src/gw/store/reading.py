@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import traceback
 from collections.abc import Iterator, Sequence
@@ -144,7 +145,36 @@ def reading_workers(jobs: Sequence[FileJob]) -> int:
     or without a second CPU; else one per CPU but the store's own, up to `MAX_WORKERS`."""
     if sum(job.size for job in jobs) < PARALLEL_BYTES:
         return 0
-    return max(0, min(len(os.sched_getaffinity(0)) - 1, MAX_WORKERS))
+    return max(0, min(usable_cpus() - 1, MAX_WORKERS))
+
+
+#: Where a container's CPU quota is read: cgroup v2, then v1 (quota and period, in µs).
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on, fewer when its container has a CPU quota (an
+    orchestrator's `limits.cpu: 1` leaves every CPU of the node in the affinity mask, and
+    workers beyond the quota would only be throttled)."""
+    cpus = len(os.sched_getaffinity(0))
+    quota = _cgroup_quota()
+    return cpus if quota is None else max(1, min(cpus, math.ceil(quota)))
+
+
+def _cgroup_quota() -> float | None:
+    """The CPU quota in CPUs (`1.5`), or None when there is none or it cannot be read."""
+    try:
+        if CGROUP_CPU_MAX.exists():
+            quota, period = CGROUP_CPU_MAX.read_text().split()[:2]
+        else:
+            quota = (CGROUP_V1_CPU / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP_V1_CPU / "cpu.cfs_period_us").read_text().strip()
+        if quota in ("max", "-1"):
+            return None
+        return int(quota) / int(period)
+    except (OSError, ValueError, ZeroDivisionError):
+        return None
 
 
 def describe_load_error(exc: Exception) -> str:

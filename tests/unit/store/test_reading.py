@@ -57,7 +57,7 @@ def parallel(monkeypatch: pytest.MonkeyPatch, workers: int = 1) -> None:
     """Every scan parses in `workers` spawned processes, however small."""
     monkeypatch.setattr(reading, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(reading, "MAX_WORKERS", workers)
-    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: set(range(workers + 1)))
+    monkeypatch.setattr(reading, "usable_cpus", lambda: workers + 1)
 
 
 def same(a: Snapshot, b: Snapshot, *, ordered: bool = True) -> None:
@@ -187,12 +187,44 @@ def test_unforeseen_failures_of_a_file_are_its_error(
 def test_workers_only_for_large_reads_and_a_second_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     big = [FileJob(Path("a.yaml"), reading.PARALLEL_BYTES)]
     small = [FileJob(Path("a.yaml"), reading.PARALLEL_BYTES - 1)]
-    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(reading, "usable_cpus", lambda: 2)
     assert (reading_workers(small), reading_workers(big)) == (0, 1)
-    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(reading, "usable_cpus", lambda: 1)
     assert reading_workers(big) == 0
-    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: set(range(16)))
+    monkeypatch.setattr(reading, "usable_cpus", lambda: 16)
     assert reading_workers(big) == reading.MAX_WORKERS
+
+
+@pytest.mark.parametrize(
+    ("v2", "v1", "cpus"),
+    [
+        (None, ("-1", "100000"), 8),  # v1, no quota
+        ("max 100000\n", None, 8),  # v2, no quota
+        ("100000 100000\n", None, 1),  # `limits.cpu: 1`
+        ("150000 100000\n", None, 2),  # 1.5 CPUs: a second one part of the time
+        (None, ("200000", "100000"), 2),  # v1, 2 CPUs
+        ("3200000 100000\n", None, 8),  # more quota than CPUs
+        ("garbage\n", None, 8),  # unreadable: the affinity mask
+        (None, None, 8),  # no cgroup files at all
+    ],
+)
+def test_usable_cpus_follow_a_container_quota(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    v2: str | None,
+    v1: tuple[str, str] | None,
+    cpus: int,
+) -> None:
+    monkeypatch.setattr(reading.os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(reading, "CGROUP_CPU_MAX", tmp_path / "cpu.max")
+    monkeypatch.setattr(reading, "CGROUP_V1_CPU", tmp_path / "cpu")
+    if v2 is not None:
+        (tmp_path / "cpu.max").write_text(v2)
+    if v1 is not None:
+        (tmp_path / "cpu").mkdir()
+        (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text(v1[0] + "\n")
+        (tmp_path / "cpu" / "cpu.cfs_period_us").write_text(v1[1] + "\n")
+    assert reading.usable_cpus() == cpus
 
 
 def test_load_files_without_workers_reads_in_order(tmp_path: Path) -> None:
