@@ -4,8 +4,9 @@ The folder is the mixed fixture (`fixtures.py`: ten Upstreams, one VirtualServic
 delegating to a RouteTable, one in 50 over TLS), so that what is measured is not only a
 cache's best case.
 
-Cold start: each size runs in a fresh process that reads the folder (parse + validate),
-translates it through the control plane's own call (`translate_with_gc_paused`, as
+Cold start: each size runs in a fresh process that reads the folder (parse + validate;
+with the control plane's worker processes for a large folder, `store/reading.py`, unless
+`--read-in-one-process`), translates it through the control plane's own call (`translate_with_gc_paused`, as
 `gw controlplane` runs it, with its garbage-collector policy: `gw.collector.freezing`),
 and packs it for xDS (serialize + hash, what the xDS cache does).
 
@@ -60,9 +61,10 @@ from gw.translator.options import Options
 from gw.xds.cache import pack_resources
 
 folder, count, edits = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+read_workers = sys.argv[4] == "workers"
 from gw import collector; collector.freezing(True)  # as gw controlplane runs
 (folder / "gateway.yaml").write_text(GATEWAY.format(server="edge"))  # written down, to edit
-store = DirectoryStore(folder, read_workers=True)  # as gw controlplane reads
+store = DirectoryStore(folder, read_workers=read_workers)  # as gw controlplane reads
 t0 = time.perf_counter(); snapshot = store.scan()
 t1 = time.perf_counter()
 result = translate_with_gc_paused(snapshot, Options(now=time.time()), None)
@@ -112,9 +114,17 @@ print(json.dumps(out))
 """
 
 
-def timings(folder: Path, count: int) -> dict[str, float]:
+def timings(folder: Path, count: int, read_workers: bool = True) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(folder), str(count), str(EDITS)],
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(folder),
+            str(count),
+            str(EDITS),
+            "workers" if read_workers else "one process",
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -190,6 +200,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--name", default="translate", help="results file name")
+    parser.add_argument(
+        "--read-in-one-process",
+        action="store_true",
+        help="read without worker processes (as before they were used: the side-by-side)",
+    )
     args = parser.parse_args(argv)
     started, load_start = peers.now(), peers.load_average()
     results = []
@@ -203,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
             results.append(
                 {
                     "virtual_services": count,
-                    **timings(folder, count),
+                    **timings(folder, count, not args.read_in_one_process),
                     "rss_mb": controlplane_rss_mb(folder, count),
                     "rss_baseline_mb": baseline,
                 }
