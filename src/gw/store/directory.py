@@ -23,6 +23,7 @@ import stat
 import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 from gw import collector, defaults
@@ -190,11 +191,12 @@ class DirectoryStore:
             self._read_as(path, known, state, recent)
         jobs = [FileJob(path, stamp[1], _digests(known)) for _, path, stamp, known, _ in reads]
         workers = reading_workers(jobs) if self.read_workers else 0
-        loads = load_files(jobs, self.limits, workers)
-        for (at, path, stamp, known, recent), loaded in zip(reads, loads, strict=True):
-            state = self._state(path, stamp, known, loaded)
-            changed[at] = (path, state)
-            self._read_as(path, known, state, recent)
+        # closed whatever happens here (an interrupt): its worker processes stop at once
+        with closing(load_files(jobs, self.limits, workers)) as loads:
+            for (at, path, stamp, known, recent), loaded in zip(reads, loads, strict=True):
+                state = self._state(path, stamp, known, loaded)
+                changed[at] = (path, state)
+                self._read_as(path, known, state, recent)
         if targets is None:
             changed += [(gone, None) for gone in files.keys() - seen]
         for path, now_state in changed:

@@ -24,8 +24,9 @@ import json
 import logging
 import math
 import os
+import signal
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -82,7 +83,9 @@ def load_file(job: FileJob, limits: Limits) -> Loaded:
         return Loaded([], unforeseen(exc), traceback.format_exc())
 
 
-def load_files(jobs: Sequence[FileJob], limits: Limits, workers: int) -> Iterator[Loaded]:
+def load_files(
+    jobs: Sequence[FileJob], limits: Limits, workers: int
+) -> Generator[Loaded, None, None]:
     """Each job's `Loaded`, in the order of `jobs`; parsed by `workers` processes (none: in
     this one), and by this one while it waits for them."""
     done = 0
@@ -94,11 +97,12 @@ def load_files(jobs: Sequence[FileJob], limits: Limits, workers: int) -> Iterato
             workers,
             "" if workers == 1 else "es",
         )
+        pool: ProcessPoolExecutor | None = None
         try:
-            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                for loaded in _shared_loads(pool, jobs, limits):
-                    yield loaded
-                    done += 1
+            pool = worker_pool(workers)
+            for loaded in _shared_loads(pool, jobs, limits):
+                yield loaded
+                done += 1
         except Exception as exc:  # the workers failed, not a file: read the rest here
             log.warning(
                 "reading manifests in worker processes failed (%s: %s); reading the %d "
@@ -107,8 +111,25 @@ def load_files(jobs: Sequence[FileJob], limits: Limits, workers: int) -> Iterato
                 exc,
                 len(jobs) - done,
             )
+        finally:
+            # Whatever ended the read (done, the workers failed, an interrupt), nothing is
+            # left for them: what they have not begun is dropped, not waited for.
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
     for job in jobs[done:]:
         yield load_file(job, limits)
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Spawned workers that leave interrupts to the control plane: a Ctrl-C reaches the
+    whole process group, and the control plane ends its read (and them) itself."""
+    return ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts
+    )
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _shared_loads(pool: Executor, jobs: Sequence[FileJob], limits: Limits) -> Iterator[Loaded]:

@@ -6,17 +6,21 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import multiprocessing.spawn
+import signal
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gw.snapshot import Snapshot
-from gw.store import reading
+from gw.store import directory, reading
 from gw.store.directory import DirectoryStore
 from gw.store.manifests import Limits
 from gw.store.reading import FileJob, load_file, load_files, reading_workers
+from tests.support.wait import wait_until
 
 VS = """---
 apiVersion: gateway.vendor.io/v1
@@ -115,6 +119,79 @@ def test_what_a_worker_parses_reaches_the_store_intact(tmp_path: Path) -> None:
         theirs = pool.submit(reading.load_batch, jobs, Limits()).result()
     assert theirs == reading.load_batch(jobs, Limits())
     assert {loaded.error for loaded in theirs} > {None}
+
+
+def test_workers_leave_interrupts_to_the_control_plane() -> None:
+    """A Ctrl-C reaches the whole process group: the workers do not die of it (each with a
+    traceback on the terminal) in the middle of the control plane's read."""
+    with reading.worker_pool(1) as pool:
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+
+
+def test_a_read_given_up_drops_the_work_no_worker_has_begun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store stops consuming (an interrupt while it validates): closing the read
+    cancels every batch still queued instead of waiting for the workers to parse them all.
+    The pool here is one thread whose batches after the first wait until the read is
+    closed; the caller may take one batch while the first is parsed."""
+    paths = []
+    for n in range(10 * reading._BATCH):
+        paths.append(tmp_path / f"{n:02d}.yaml")
+        paths[-1].write_text(VS.format(i=n))
+    jobs = [FileJob(p, p.stat().st_size) for p in paths]
+    first_done, closed = threading.Event(), threading.Event()
+    by_worker: list[int] = []
+
+    def gated_batch(batch: list[FileJob], limits: Limits) -> list[reading.Loaded]:
+        if threading.current_thread() is threading.main_thread():
+            assert first_done.wait(timeout=10)  # the caller takes at most one batch
+        else:
+            by_worker.append(jobs.index(batch[0]) // reading._BATCH)
+            if batch[0] is jobs[0]:
+                first_done.set()
+            else:
+                assert closed.wait(timeout=10)
+        return [load_file(job, limits) for job in batch]
+
+    monkeypatch.setattr(reading, "load_batch", gated_batch)
+    monkeypatch.setattr(reading, "worker_pool", lambda workers: ThreadPoolExecutor(workers))
+    read = load_files(jobs, Limits(), workers=1)
+    assert next(read) == load_file(jobs[0], Limits())
+    read.close()  # returns at once: nothing waits for the queued batches
+    closed.set()
+    wait_until(lambda: len(by_worker) <= 2 and threading.active_count() == 1, timeout=10)
+    assert by_worker[0] == 0 and len(by_worker) <= 2  # the first, and one in flight at most
+
+
+def test_the_store_closes_a_read_it_gives_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever stops the store mid-read (here, a stand-in for an interrupt while it
+    validates), the read is closed then and there, so that its workers stop."""
+
+    class Interrupted(BaseException):
+        pass
+
+    def interrupted(*args: object) -> object:
+        raise Interrupted
+
+    closed: list[bool] = []
+    real = directory.load_files
+
+    def watched(*args: Any) -> Iterator[reading.Loaded]:
+        try:
+            yield from real(*args)
+        finally:
+            closed.append(True)
+
+    write_folder(tmp_path, files=3)
+    monkeypatch.setattr(directory, "load_files", watched)
+    monkeypatch.setattr(directory, "_parse", interrupted)
+    with pytest.raises(Interrupted) as raised:
+        DirectoryStore(tmp_path).scan()
+    assert closed == [True]  # while the traceback (and its frames) are still held
+    assert raised.traceback
 
 
 def test_workers_that_cannot_start_leave_the_read_to_the_store(
