@@ -6,9 +6,10 @@ cache's best case.
 
 Cold start: each size runs in a fresh process that reads the folder (parse + validate;
 with the control plane's worker processes for a large folder, `store/reading.py`, unless
-`--read-in-one-process`), translates it through the control plane's own call (`translate_with_gc_paused`, as
-`gw controlplane` runs it, with its garbage-collector policy: `gw.collector.freezing`),
-and packs it for xDS (serialize + hash, what the xDS cache does).
+`--read-in-one-process`), translates it through the control plane's own call
+(`translate_with_gc_paused`, as `gw controlplane` runs it, with its garbage-collector
+policy: `gw.collector.freezing`), and packs it for xDS (serialize + hash, what the xDS
+cache does).
 
 After a change, in the same process, `EDITS` times each (medians reported):
 - one VirtualService edited (its route's prefix changes; the file holding it and 99 others

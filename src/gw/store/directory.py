@@ -11,7 +11,8 @@ document that made reading fail in a way nobody foresaw: whatever a file holds, 
 input error of that file, never a crash of the store.
 
 `watch()` reads in a worker thread, so that the servers sharing the event loop keep
-answering while a large folder is read.
+answering while a large folder is read; a scan of many megabytes also has its YAML parsed
+in worker processes (`reading.py`).
 """
 
 from __future__ import annotations

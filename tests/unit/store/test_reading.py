@@ -20,30 +20,25 @@ from gw.store import directory, reading
 from gw.store.directory import DirectoryStore
 from gw.store.manifests import Limits
 from gw.store.reading import FileJob, load_file, load_files, reading_workers
-from tests.support.wait import wait_until
+from tests.support.manifests import virtual_service
 
-VS = """---
-apiVersion: gateway.vendor.io/v1
-kind: VirtualService
-metadata: {{name: vs-{i}, namespace: default}}
-spec:
-  virtualHost:
-    domains: [host-{i}.example.com]
-    routes:
-      - matchers: [{{prefix: /{i}}}]
-        routeAction: {{single: {{upstream: {{name: backend}}}}}}
-"""
+
+def vs(i: object) -> str:
+    """VirtualService `vs-<i>` as a YAML document of its own."""
+    return "---" + virtual_service(f"vs-{i}", f"host-{i}.example.com", "backend", f"/{i}")
+
+
 #: Files that cannot be read, or hold documents that cannot be: each must be reported the
 #: same way whichever process parsed it.
 BROKEN = {
     "bad-yaml.yaml": b"kind: [unclosed\n",
     "latin1.yaml": "metadata: {name: caf\u00e9}\n".encode("latin-1"),
     "bad.json": b"{not json",
-    "unknown-field.yaml": VS.format(i="x").replace("domains", "domain").encode(),
+    "unknown-field.yaml": vs("x").replace("domains", "domain").encode(),
     "alias.yaml": b"a: &x [1, 2]\nb: *x\n",
     "list.yaml": b"kind: List\nitems:\n"
     + b"".join(
-        b"  - " + VS.format(i=f"l{i}").replace("---\n", "").replace("\n", "\n    ").encode() + b"\n"
+        b"  - " + vs(f"l{i}").replace("---\n", "").replace("\n", "\n    ").encode() + b"\n"
         for i in range(2)
     ),
 }
@@ -51,7 +46,7 @@ BROKEN = {
 
 def write_folder(root: Path, files: int = 40, per_file: int = 5) -> None:
     for n in range(files):
-        text = "".join(VS.format(i=n * per_file + i) for i in range(per_file))
+        text = "".join(vs(n * per_file + i) for i in range(per_file))
         (root / f"vs-{n:03d}.yaml").write_text(text)
     for name, data in BROKEN.items():
         (root / name).write_bytes(data)
@@ -89,8 +84,8 @@ def test_a_parallel_read_gives_the_serial_snapshot(
     assert "reading 46 files (" in caplog.text
     assert "MB) with 2 worker processes parsing beside this one" in caplog.text
     # and the next scans, which read only what changed, build on what the workers read
-    (tmp_path / "vs-007.yaml").write_text(VS.format(i="edited"))
-    (tmp_path / "bad-yaml.yaml").write_text(VS.format(i="fixed"))
+    (tmp_path / "vs-007.yaml").write_text(vs("edited"))
+    (tmp_path / "bad-yaml.yaml").write_text(vs("fixed"))
     after = store.scan()
     again = DirectoryStore(tmp_path)
     monkeypatch.setattr(reading, "PARALLEL_BYTES", 1 << 60)
@@ -138,7 +133,7 @@ def test_a_read_given_up_drops_the_work_no_worker_has_begun(
     paths = []
     for n in range(10 * reading._BATCH):
         paths.append(tmp_path / f"{n:02d}.yaml")
-        paths[-1].write_text(VS.format(i=n))
+        paths[-1].write_text(vs(n))
     jobs = [FileJob(p, p.stat().st_size) for p in paths]
     first_done, closed = threading.Event(), threading.Event()
     by_worker: list[int] = []
@@ -155,12 +150,18 @@ def test_a_read_given_up_drops_the_work_no_worker_has_begun(
         return [load_file(job, limits) for job in batch]
 
     monkeypatch.setattr(reading, "load_batch", gated_batch)
-    monkeypatch.setattr(reading, "worker_pool", lambda workers: ThreadPoolExecutor(workers))
+    pools: list[ThreadPoolExecutor] = []
+
+    def thread_pool(workers: int) -> ThreadPoolExecutor:
+        pools.append(ThreadPoolExecutor(workers))
+        return pools[-1]
+
+    monkeypatch.setattr(reading, "worker_pool", thread_pool)
     read = load_files(jobs, Limits(), workers=1)
     assert next(read) == load_file(jobs[0], Limits())
     read.close()  # returns at once: nothing waits for the queued batches
     closed.set()
-    wait_until(lambda: len(by_worker) <= 2 and threading.active_count() == 1, timeout=10)
+    pools[0].shutdown(wait=True)  # the batch in flight ends; no other one starts
     assert by_worker[0] == 0 and len(by_worker) <= 2  # the first, and one in flight at most
 
 
@@ -219,7 +220,7 @@ def test_results_keep_the_order_of_the_files_whoever_parses_them(
     paths = []
     for n in range(30):
         paths.append(tmp_path / f"{n:02d}.yaml")
-        paths[-1].write_text(VS.format(i=n))
+        paths[-1].write_text(vs(n))
     jobs = [FileJob(p, p.stat().st_size) for p in paths]
     expected = [load_file(job, Limits()) for job in jobs]
     slow: list[int] = []
@@ -249,7 +250,7 @@ def test_unforeseen_failures_of_a_file_are_its_error(
     def broken(*args: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
 
-    (tmp_path / "a.yaml").write_text(VS.format(i=1))
+    (tmp_path / "a.yaml").write_text(vs(1))
     monkeypatch.setattr(reading, "load_documents", broken)
     snapshot = DirectoryStore(tmp_path).scan()
     (error,) = snapshot.errors
@@ -307,7 +308,7 @@ def test_usable_cpus_follow_a_container_quota(
 def test_load_files_without_workers_reads_in_order(tmp_path: Path) -> None:
     paths = [tmp_path / f"{n}.yaml" for n in range(3)]
     for n, path in enumerate(paths):
-        path.write_text(VS.format(i=n))
+        path.write_text(vs(n))
     jobs = [FileJob(p, p.stat().st_size) for p in paths]
     got = list(load_files(jobs, Limits(), workers=0))
     assert [loaded.documents[0].data["metadata"]["name"] for loaded in got] == [
