@@ -178,7 +178,8 @@ def usable_cpus() -> int:
     """The CPUs this process may run on, fewer when its container has a CPU quota (an
     orchestrator's `limits.cpu: 1` leaves every CPU of the node in the affinity mask, and
     workers beyond the quota would only be throttled)."""
-    cpus = len(os.sched_getaffinity(0))
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere every CPU
+    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
     quota = _cgroup_quota()
     return cpus if quota is None else max(1, min(cpus, math.ceil(quota)))
 

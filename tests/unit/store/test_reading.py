@@ -305,6 +305,14 @@ def test_usable_cpus_follow_a_container_quota(
     assert reading.usable_cpus() == cpus
 
 
+def test_usable_cpus_without_an_affinity_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the system has no affinity call (not Linux), every CPU counts."""
+    monkeypatch.delattr(reading.os, "sched_getaffinity")
+    monkeypatch.setattr(reading.os, "cpu_count", lambda: 6)
+    monkeypatch.setattr(reading, "_cgroup_quota", lambda: None)
+    assert reading.usable_cpus() == 6
+
+
 def test_load_files_without_workers_reads_in_order(tmp_path: Path) -> None:
     paths = [tmp_path / f"{n}.yaml" for n in range(3)]
     for n, path in enumerate(paths):
