@@ -12,7 +12,8 @@ input error of that file, never a crash of the store.
 
 `watch()` reads in a worker thread, so that the servers sharing the event loop keep
 answering while a large folder is read; a scan of many megabytes also has its YAML parsed
-in worker processes (`reading.py`).
+in worker processes (`reading.py`). A program stopping during a read does not wait for it:
+the scan stops at its next file (`ScanStopped`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ WATCH_DEBOUNCE_MS = 30
 _UNREAD = (-1, -1, -1)
 
 
+class ScanStopped(Exception):
+    """A scan was told to stop before it finished (the program is stopping). The store's
+    index is as it was before the scan began: the next scan reads those files again."""
+
+
 class DirectoryStore:
     #: A file modified this recently that lost documents or stopped parsing may still be
     #: being written (tools that truncate, then write): look again before believing it.
@@ -95,7 +101,9 @@ class DirectoryStore:
         self._settling: set[Path] = set()
         self._scanning = threading.Lock()
 
-    def scan(self, hint: Iterable[str] | None = None) -> Snapshot:
+    def scan(
+        self, hint: Iterable[str] | None = None, *, stop: threading.Event | None = None
+    ) -> Snapshot:
         """Re-read the files that changed since the last scan and build a snapshot.
 
         `hint`: the paths the folder watcher saw change. When they are all files of folders
@@ -105,17 +113,20 @@ class DirectoryStore:
         that consumers can skip work with an identity check. Safe to call from any thread
         (one scan runs at a time). When the scan reads new limits from Settings, every file
         is read again under them at once.
+
+        `stop`: once set, the scan raises `ScanStopped` at the next file it looks at (the
+        read of a large folder takes seconds, and a stopping program must not wait for it).
         """
         with self._scanning, collector.paused():
             started = time.perf_counter()
-            snapshot = self._scan_files(self._targets(hint))
+            snapshot = self._scan_files(self._targets(hint), stop)
             limits = self._limits_in(snapshot)
             if limits != self.limits:
                 log.info("reading the folder again under new limits: %s", limits)
                 self.limits = limits
                 for state in self._index.files.values():
                     state.stamp = _UNREAD
-                snapshot = self._scan_files(None)
+                snapshot = self._scan_files(None, stop)
             self.last_scan_seconds = time.perf_counter() - started
             return snapshot
 
@@ -151,8 +162,10 @@ class DirectoryStore:
                 out.append(folder / name)
         return out
 
-    def _scan_files(self, targets: list[Path] | None) -> Snapshot:
-        """Look at `targets` (None: every file of the folder) and read those that changed."""
+    def _scan_files(self, targets: list[Path] | None, stop: threading.Event | None) -> Snapshot:
+        """Look at `targets` (None: every file of the folder) and read those that changed.
+        The folder's index takes what was read only at the end: after a scan that stopped
+        midway (`stop`), the next one reads again every file that changed."""
         changed: list[tuple[Path, FileState | None]] = []
         now = time.time()
         settling, self._settling = self._settling, set()
@@ -162,6 +175,7 @@ class DirectoryStore:
         #: The files to read: where their state goes in `changed`, and what they were.
         reads: list[tuple[int, Path, tuple[int, int, int], FileState | None, bool]] = []
         for path in paths:
+            _check(stop)
             seen.add(path)
             try:
                 st = path.stat()
@@ -195,6 +209,7 @@ class DirectoryStore:
         # closed whatever happens here (an interrupt): its worker processes stop at once
         with closing(load_files(jobs, self.limits, workers)) as loads:
             for (at, path, stamp, known, recent), loaded in zip(reads, loads, strict=True):
+                _check(stop)
                 state = self._state(path, stamp, known, loaded)
                 changed[at] = (path, state)
                 self._read_as(path, known, state, recent)
@@ -210,15 +225,26 @@ class DirectoryStore:
         read in a worker thread: the event loop keeps serving meanwhile."""
         from watchfiles import awatch
 
-        yield await asyncio.to_thread(self.scan)
+        yield await self._scan_in_thread()
         async for changes in awatch(self.root, debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS):
-            snapshot = await asyncio.to_thread(self.scan, [path for _, path in changes])
+            snapshot = await self._scan_in_thread([path for _, path in changes])
             for _ in range(self.SETTLE_TRIES):
                 if not self._settling:
                     break
                 await asyncio.sleep(self.SETTLE_SECONDS)
-                snapshot = await asyncio.to_thread(self.scan)
+                snapshot = await self._scan_in_thread()
             yield snapshot
+
+    async def _scan_in_thread(self, hint: list[str] | None = None) -> Snapshot:
+        """`scan(hint)` in a worker thread, stopped when the wait for it is cancelled: the
+        event loop's close waits for its threads, and a Ctrl-C during the read of 100,000
+        VirtualServices would otherwise wait for the whole read."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(self.scan, hint, stop=stop)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     def _manifest_paths(self) -> Iterator[Path]:
         # Symbolic links to folders are followed, each folder once: a link back up the tree
@@ -292,6 +318,11 @@ class DirectoryStore:
         asks for every file's, and `Path.relative_to` costs as much as parsing it)."""
         text = str(path)
         return text[len(self._prefix) :] if text.startswith(self._prefix) else text
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise ScanStopped("the scan was stopped before it finished")
 
 
 def _digests(known: FileState | None) -> dict[int, bytes]:

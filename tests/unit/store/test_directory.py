@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import threading
 from pathlib import Path
 
+import pytest
+
 from gw.api import ResourceKey
-from gw.store.directory import DirectoryStore
+from gw.store import directory
+from gw.store.directory import DirectoryStore, ScanStopped
+from gw.store.index import Document
 
 VS = """
 apiVersion: gateway.vendor.io/v1
@@ -207,3 +213,63 @@ def test_a_link_loop_reads_each_folder_once(tmp_path: Path) -> None:
     snapshot = DirectoryStore(tmp_path).scan()
     assert set(snapshot.resources) == {key("Upstream", "u")}
     assert snapshot.errors == ()
+
+
+def test_a_stopped_scan_leaves_the_next_one_to_read_everything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan told to stop raises `ScanStopped` at the next file; the folder's index keeps
+    nothing of it, so the next scan reads the files it had read (new ones and edits)."""
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text(US.format(name=name))
+    store = DirectoryStore(tmp_path)
+    store.scan()
+    for name in ("a", "b", "c"):  # each file edited: every one must be read again
+        (tmp_path / f"{name}.yaml").write_text(US.format(name=f"{name}2"))
+    stop = threading.Event()
+    parsed: list[object] = []
+    parse = directory._parse
+
+    def parse_then_stop(number: int, data: object, refusal: str | None) -> Document:
+        parsed.append(data)
+        stop.set()
+        return parse(number, data, refusal)
+
+    monkeypatch.setattr(directory, "_parse", parse_then_stop)
+    with pytest.raises(ScanStopped):
+        store.scan(stop=stop)
+    assert len(parsed) == 1
+    monkeypatch.setattr(directory, "_parse", parse)
+    assert set(store.scan().resources) == {key("Upstream", f"{n}2") for n in ("a", "b", "c")}
+
+
+def test_cancelling_a_watch_stops_its_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read runs in the event loop's thread pool, which the loop's close waits for: a
+    program stopped during the read of a large folder waited for all of it. Cancelling
+    the wait stops the read at its next file. (The first file's parse is held until the
+    wait is cancelled, which makes the read as slow as a large one.)"""
+    for i in range(20):
+        (tmp_path / f"u{i:02}.yaml").write_text(US.format(name=f"u{i}"))
+    store = DirectoryStore(tmp_path)
+    reading, go_on = threading.Event(), threading.Event()
+    parsed: list[object] = []
+    parse = directory._parse
+
+    def held_parse(number: int, data: object, refusal: str | None) -> Document:
+        parsed.append(data)
+        reading.set()
+        go_on.wait(10)
+        return parse(number, data, refusal)
+
+    monkeypatch.setattr(directory, "_parse", held_parse)
+
+    async def stopped_while_reading() -> None:
+        first = asyncio.ensure_future(store.watch().__anext__())
+        assert await asyncio.to_thread(reading.wait, 10)
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        go_on.set()
+
+    asyncio.run(stopped_while_reading())  # returns once the loop's threads ended
+    assert len(parsed) == 1

@@ -4,6 +4,7 @@ that break reading in ways nobody foresaw: always an input error, never a crash.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,9 +166,9 @@ async def test_watch_reads_in_a_worker_thread(tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path)
     scan = store.scan
 
-    def recording_scan() -> object:
+    def recording_scan(*args: Any, **kwargs: Any) -> object:
         readers.append(threading.current_thread().name)
-        return scan()
+        return scan(*args, **kwargs)
 
     store.scan = recording_scan  # type: ignore[method-assign]
     watch = store.watch()
