@@ -1,11 +1,19 @@
-"""The control plane loop's memory: garbage collection kept off the path of a change must
-not keep replaced configurations alive."""
+"""The control plane loop: garbage collection kept off the path of a change must not keep
+replaced configurations alive; each proxy is published; stopping waits for no translation."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from gw import controlplane as controlplane_module
 from gw.controlplane import ControlPlane
 from gw.store.directory import DirectoryStore
 from gw.xds.cache import SnapshotCache
@@ -79,3 +87,44 @@ async def test_each_proxy_is_published_and_a_vanished_one_is_emptied(tmp_path: P
     assert edge is not None and default is not None
     assert all(not entries for entries in edge.entries.values())
     assert [name for name, _ in default.select(listeners, None)] == ["listener-::-9000"]
+
+
+def test_stopping_does_not_wait_for_a_translation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A control plane stopped during a translation ends without waiting for it (a Ctrl-C
+    during the first translation of 100,000 VirtualServices waited seconds for a result
+    nobody would use), and nothing of that translation is used once it stopped. While it
+    runs, threads hand the interpreter over within `SWITCH_INTERVAL`; the process's own
+    interval is back when it ends. (The translation is held until the test ends, which
+    makes it as slow as a large one.)"""
+    (tmp_path / "vs.yaml").write_text(VS.format(i=0, version=0))
+    translating, go_on = threading.Event(), threading.Event()
+    translate = controlplane_module.translate_with_gc_paused
+
+    def held_translation(*args: Any) -> Any:
+        translating.set()
+        go_on.wait(20)
+        return translate(*args)
+
+    monkeypatch.setattr(controlplane_module, "translate_with_gc_paused", held_translation)
+    interval = sys.getswitchinterval()
+    during: list[float] = []
+
+    async def stopped_while_translating() -> None:
+        task = asyncio.create_task(ControlPlane(DirectoryStore(tmp_path), SnapshotCache()).run())
+        assert await asyncio.to_thread(translating.wait, 10)
+        during.append(sys.getswitchinterval())
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(stopped_while_translating())
+        left = [t for t in threading.enumerate() if t.name == "translation" and t.is_alive()]
+        assert left, "the loop's close waited for the translation"
+    finally:
+        go_on.set()
+        gc.unfreeze()
+    assert during == [controlplane_module.SWITCH_INTERVAL]
+    assert sys.getswitchinterval() == interval
