@@ -4,6 +4,7 @@ one component each, as the orchestrator deployments do."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import socket
 from collections.abc import Callable, Coroutine
@@ -39,7 +40,12 @@ def run_command(main: Coroutine[Any, Any, None], *, uvloop: bool = False) -> Non
     that could not start or stopped on its own exits 1, after everything else stopped.
 
     `uvloop` makes each gRPC call about 20% cheaper (bench/results/extauth.md): the extauth
-    and rate-limit servers run on it."""
+    and rate-limit servers run on it.
+
+    Once the servers stopped, what the process made is frozen out of the collector
+    (`gc.freeze`): the interpreter's last collections at exit would otherwise walk all of
+    it, and a control plane stopped during the translation of 100,000 VirtualServices
+    spent about 2.7 s exiting on them (everything is freed with the process anyway)."""
     from gw.lifecycle import Failure
 
     try:
@@ -52,6 +58,8 @@ def run_command(main: Coroutine[Any, Any, None], *, uvloop: bool = False) -> Non
         raise typer.Exit(1) from None
     except KeyboardInterrupt:  # Ctrl-C before the servers took the signals over
         raise typer.Exit(130) from None
+    finally:
+        gc.freeze()
 
 
 def _run_on_uvloop(main: Coroutine[Any, Any, None]) -> None:
