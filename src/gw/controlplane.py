@@ -18,7 +18,6 @@ import dataclasses
 import gc
 import itertools
 import logging
-import sys
 import threading
 import time
 import traceback
@@ -125,10 +124,6 @@ FULL_COLLECTION_IDLE = 10.0
 #: ...and at least once in this many translations (see `_keep_configuration_out_of_collections`).
 FULL_COLLECTION_EVERY = 100
 
-#: How long (seconds) a thread may hold the interpreter while another waits for it, in a
-#: running control plane (`ControlPlane.run`).
-SWITCH_INTERVAL = 0.001
-
 #: How many recent traces the control plane keeps for the debug server.
 TRACES_KEPT = 50
 
@@ -179,14 +174,6 @@ class ControlPlane:
         gc.collect()
         gc.freeze()
         collector.freezing(True)
-        # The store's reads and the translations run in threads of their own and hold the
-        # interpreter for as long as it lets them: by default, 5 ms each time the event
-        # loop's thread asks for it back, which it does at every socket operation. Serving
-        # xDS and the admin API during the translation of a large configuration took that
-        # much longer, and so did stopping (a Ctrl-C during the first translation of
-        # 100,000 VirtualServices: 1.0–1.9 s against 0.2–0.8 s at 1 ms).
-        switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL))
         try:
             async with asyncio.TaskGroup() as tasks:
                 tasks.create_task(supervise("store", self._follow_store), name="store")
@@ -194,7 +181,6 @@ class ControlPlane:
                     supervise("translation", self._translate_forever), name="translation"
                 )
         finally:
-            sys.setswitchinterval(switch_interval)
             collector.freezing(False)
 
     async def _follow_store(self) -> None:
