@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,21 +198,53 @@ def _print_banner(options: UpOptions, out: TextIO, controlplane: ControlPlane) -
     out.flush()
 
 
+#: Status lines printed for one translation at most; beyond, the others are counted.
+STATUS_LINES = 50
+
+
 class StatusPrinter:
-    """Prints one line per status change: `VirtualService default.web: Accepted`."""
+    """Prints one line per status change: `VirtualService default.web: Accepted`.
+
+    A translation that changes more than `STATUS_LINES` statuses (the start over a large
+    folder, a branch checked out) prints those that are not `Accepted` (up to that many)
+    and a line that counts them all: 100,000 lines of `Accepted` would bury what is wrong,
+    and writing them to a terminal holds the event loop for as long as it takes to show
+    them."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._input_errors: set[str] = set()
 
     def __call__(self, changed: Mapping[ResourceKey, Status | None], snapshot: Snapshot) -> None:
-        for key, status in sorted(changed.items()):
+        lines = sorted(changed.items())
+        summary = None
+        if len(lines) > STATUS_LINES:
+            lines, summary = _summarized(lines)
+        for key, status in lines:
             self.out.write(f"{key}: {describe_status(status)}\n")
+        if summary is not None:
+            self.out.write(summary)
         errors = {str(e) for e in snapshot.errors if e.key is None}
         for error in sorted(errors - self._input_errors):
             self.out.write(f"cannot read {error}\n")
         self._input_errors = errors
         self.out.flush()
+
+
+def _summarized(
+    lines: list[tuple[ResourceKey, Status | None]],
+) -> tuple[list[tuple[ResourceKey, Status | None]], str]:
+    """The lines to print (those that are not `Accepted`, up to `STATUS_LINES`) and the
+    line that counts every state."""
+    notable = [(k, s) for k, s in lines if s is None or s.state is not State.ACCEPTED]
+    counts = Counter("deleted" if s is None else s.state.value for _, s in lines)
+    listed = ", ".join(f"{n:,} {state}" for state, n in sorted(counts.items()))
+    shown = notable[:STATUS_LINES]
+    summary = (
+        f"{len(lines):,} statuses changed ({listed}); {len(lines) - len(shown):,} not listed "
+        "here: `gwctl get <kind>` lists them, `gwctl check` shows what is wrong\n"
+    )
+    return shown, summary
 
 
 def describe_status(status: Status | None) -> str:
