@@ -1,5 +1,6 @@
 """The control plane loop: garbage collection kept off the path of a change must not keep
-replaced configurations alive; each proxy is published; stopping waits for no translation."""
+replaced configurations alive; each proxy is published; the next translation's cache is made
+after publishing; stopping waits for no translation."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from gw import controlplane as controlplane_module
 from gw.controlplane import ControlPlane
 from gw.store.directory import DirectoryStore
+from gw.translator.gateway import incremental
+from gw.translator.gateway.stagecache import PendingStageCache, StageCache
 from gw.xds.cache import SnapshotCache
 
 VS = """
@@ -120,3 +123,50 @@ def test_stopping_does_not_wait_for_a_translation(
     finally:
         go_on.set()
         gc.unfreeze()
+
+
+async def test_the_next_translation_s_cache_is_made_after_publishing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full build leaves its stage-1 cache for later (a tenth of it): the control plane
+    publishes first, then makes it, so the next change finds it made."""
+    store = DirectoryStore(tmp_path)
+    cache = SnapshotCache()
+    controlplane = ControlPlane(store, cache)
+    made: list[bool] = []  # whether the configuration was published when it was made
+    cache_of = incremental.cache_of
+
+    def recorded(*args: Any) -> Any:
+        made.append(cache.get("gw-system~gateway-proxy") is not None)
+        return cache_of(*args)
+
+    monkeypatch.setattr(incremental, "cache_of", recorded)
+    (tmp_path / "vs.yaml").write_text(VS.format(i=0, version=0))
+    result = await controlplane.apply(store.scan())
+    assert result is not None and isinstance(result.cache.stage, PendingStageCache)
+    assert made == [True]
+    assert isinstance(result.cache.prepare(), StageCache)
+    assert made == [True]  # made once
+
+
+async def test_a_cache_that_cannot_be_made_costs_a_full_translation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making the next translation's cache fails (a bug): what was published stays, and
+    the next translation starts from scratch instead of failing the same way."""
+    store = DirectoryStore(tmp_path)
+    controlplane = ControlPlane(store, SnapshotCache())
+    (tmp_path / "vs.yaml").write_text(VS.format(i=0, version=0))
+
+    def broken(result: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(controlplane_module, "prepare_with_gc_paused", broken)
+    first = await controlplane.apply(store.scan())
+    assert first is not None and controlplane.ready.is_set()
+    assert controlplane.result is not None and controlplane.result.cache.stage is None
+    monkeypatch.undo()
+    (tmp_path / "vs.yaml").write_text(VS.format(i=0, version=1))
+    second = await controlplane.apply(store.scan())
+    assert second is not None and second.restated is None  # a full translation
+    assert controlplane.translation.failures == 0

@@ -24,7 +24,7 @@ from gw.translator.gateway.build import BuildResult
 from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.passes import build_proxy
 from gw.translator.gateway.placement import PROXY_KIND
-from gw.translator.gateway.stagecache import StageCache
+from gw.translator.gateway.stagecache import PendingStageCache, StageCache
 from gw.translator.options import Options
 from gw.translator.refs import Edge
 from gw.translator.reports import Reports
@@ -38,9 +38,15 @@ class TranslationCache:
     `gateway/incremental.py`; stage 2: `envoy/routes.py`; the statuses). Passing it
     changes how fast `translate()` runs, never what it returns."""
 
-    stage: StageCache | None = None
+    stage: StageCache | PendingStageCache | None = None
     xds: XdsBuilder | None = None
     statuses: Mapping[ResourceKey, Status] | None = None
+
+    def prepare(self) -> StageCache | None:
+        """The stage-1 cache, made now if the translation left it for later (a full
+        build's is: the control plane publishes first, then calls this)."""
+        stage = self.stage
+        return stage.get() if isinstance(stage, PendingStageCache) else stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +95,9 @@ def translate(
     cache: TranslationCache | None = None,
 ) -> Result:
     cache = cache or TranslationCache()
-    built = build_proxy(snapshot, options, previous if previous is not None else {}, cache.stage)
+    built = build_proxy(
+        snapshot, options, previous if previous is not None else {}, cache.prepare()
+    )
     proxies, reports = built.proxies, built.reports
     builder = XdsBuilder(cache.xds, options.shard_routes_from)
     served = {proxy.role: builder.build(proxy, built.changes) for proxy in proxies}

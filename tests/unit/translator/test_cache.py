@@ -13,6 +13,7 @@ from gw.discovery import ServiceDiscovery
 from gw.snapshot import Snapshot
 from gw.store.directory import DirectoryStore
 from gw.translator.envoy import Messages, names
+from gw.translator.gateway.stagecache import StageCache
 from gw.translator.options import Options
 from gw.translator.translation import Result, translate
 from tests.golden.test_golden import ALL_CASES, GOLDEN_NOW, case_id, options_for
@@ -91,11 +92,17 @@ def test_a_sequence_of_edits(tmp_path: Path) -> None:
         last = warm
 
 
+def stage(result: Result) -> StageCache:
+    """The stage-1 cache `result` leaves for the next translation (made now if pending)."""
+    made = result.cache.prepare()
+    assert made is not None
+    return made
+
+
 def host(result: Result, name: str) -> object:
     """The contribution of VirtualService `default.name` as the cache keeps it."""
-    assert result.cache.stage is not None
     key = ResourceKey("VirtualService", "default", name)
-    return result.cache.stage.hosts.memos[key].built.contribution
+    return stage(result).hosts.memos[key].built.contribution
 
 
 def test_unchanged_hosts_are_reused_and_changes_rebuild(tmp_path: Path) -> None:
@@ -127,8 +134,7 @@ def new_messages(before: Result, after: Result) -> set[tuple[str, str]]:
 
 
 def memo(result: Result, name: str) -> object:
-    assert result.cache.stage is not None
-    return result.cache.stage.hosts.memos[ResourceKey("VirtualService", "default", name)]
+    return stage(result).hosts.memos[ResourceKey("VirtualService", "default", name)]
 
 
 def test_a_new_port_on_an_upstream_leaves_its_hosts(tmp_path: Path) -> None:
@@ -183,8 +189,7 @@ def test_a_host_read_again_the_same_holds_the_new_resource(tmp_path: Path) -> No
     snapshot = store.scan()
     second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
     key = ResourceKey("VirtualService", "default", "a")
-    assert second.cache.stage is not None
-    assert second.cache.stage.hosts.memos[key].built.vs is snapshot.resources[key]
+    assert stage(second).hosts.memos[key].built.vs is snapshot.resources[key]
     same_output(translate(snapshot, OPTIONS, first.accepted), second)
 
 
@@ -240,8 +245,7 @@ def test_a_delegating_host_is_reused_with_its_findings_on_the_table(tmp_path: Pa
     second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
     shop = ResourceKey("VirtualService", "default", "shop")
     table = ResourceKey("RouteTable", "default", "api")
-    assert first.cache.stage is not None and second.cache.stage is not None
-    assert second.cache.stage.hosts.memos[shop] is first.cache.stage.hosts.memos[shop]
+    assert stage(second).hosts.memos[shop] is stage(first).hosts.memos[shop]
     assert [f.field for f in second.reports.of(table).warnings] == [
         "spec.routes[0].matchers[0]",
         "spec.routes[1].routeAction.single.upstream",
@@ -305,7 +309,6 @@ def test_a_host_reads_of_its_auth_config_only_the_login_routes(
     second = translate(snapshot, OPTIONS, first.accepted, cache=first.cache)
     assert second.restated is not None  # incremental
     key = ResourceKey("VirtualService", "gw-system", "app")
-    assert first.cache.stage is not None and second.cache.stage is not None
-    same = second.cache.stage.hosts.memos[key] is first.cache.stage.hosts.memos[key]
+    same = stage(second).hosts.memos[key] is stage(first).hosts.memos[key]
     assert same is not rebuilt
     same_output(translate(snapshot, OPTIONS, first.accepted), second)

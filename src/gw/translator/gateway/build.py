@@ -35,7 +35,7 @@ from gw.translator.tally import Tallies
 ListenerChanges = Mapping[str, tuple[Sequence[ir.VirtualHost], Sequence[ir.VirtualHost]]]
 
 if TYPE_CHECKING:
-    from gw.translator.gateway.stagecache import ServerUse, StageCache
+    from gw.translator.gateway.stagecache import PendingStageCache, ServerUse, StageCache
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,8 +48,9 @@ class BuildResult:
     references: Sequence[Edge]
     #: Every finding, by resource.
     reports: Reports
-    #: What the next translation may reuse (`stagecache.py`).
-    cache: StageCache
+    #: What the next translation may reuse (`stagecache.py`); a full build's is made when
+    #: first asked for.
+    cache: StageCache | PendingStageCache
     #: Resources the install declared (`install.py`): translated, but not the user's.
     declared: frozenset[ResourceKey] = frozenset()
     #: The resources whose findings may differ from the previous build's (None: any):
@@ -178,7 +179,7 @@ class Build:
             return not gloo.disable_grpc_web
         return not gloo.remove_unused_filters
 
-    def result(self, cache: StageCache) -> BuildResult:
+    def result(self, cache: StageCache | PendingStageCache) -> BuildResult:
         return BuildResult(
             proxies=self.proxies,
             accepted=self.accepted,

@@ -15,6 +15,7 @@ new server of gw's own that hosts call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,7 +50,12 @@ from gw.translator.gateway.servers import (
     resolve_servers,
     server_uses,
 )
-from gw.translator.gateway.stagecache import NO_SERVER_USE, ServerUse, StageCache
+from gw.translator.gateway.stagecache import (
+    NO_SERVER_USE,
+    PendingStageCache,
+    ServerUse,
+    StageCache,
+)
 from gw.translator.gateway.traffic import refuse_in_route_tables
 from gw.translator.gateway.upstreamgroups import check_upstream_groups
 from gw.translator.gateway.upstreams import build_upstreams
@@ -91,7 +97,9 @@ def build_proxy(
     after_globals = incremental.Checkpoint.of(build)
     for run in HOST_PASSES:
         run(build)
-    return build.result(incremental.cache_of(build, snapshot, after_globals))
+    return build.result(
+        PendingStageCache(functools.partial(incremental.cache_of, build, snapshot, after_globals))
+    )
 
 
 def report_input_errors(build: Build) -> None:

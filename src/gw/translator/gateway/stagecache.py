@@ -14,7 +14,8 @@ finds it is no longer the owner and is not used incrementally.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,29 @@ from gw.translator.gateway.hostcache import HostCache
 from gw.translator.refs import Edge
 from gw.translator.reports import Findings, Reports
 from gw.translator.tally import Tallies
+
+
+class PendingStageCache:
+    """The `StageCache` of a full build, made the first time it is asked for (`get`).
+
+    Making it is a tenth of a full build (1 s at 100,000 VirtualServices) and none of what
+    that build serves needs it: the control plane publishes first and makes it right after
+    (`TranslationCache.prepare`), and a translation given it unmade makes it first. What it
+    is made from is the finished build, which nothing changes afterwards."""
+
+    __slots__ = ("_make", "_made", "_lock")
+
+    def __init__(self, make: Callable[[], StageCache]) -> None:
+        self._make: Callable[[], StageCache] | None = make
+        self._made: StageCache | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> StageCache:
+        with self._lock:
+            if self._make is not None:
+                self._made, self._make = self._make(), None
+            assert self._made is not None
+            return self._made
 
 
 @dataclass(frozen=True, slots=True)
