@@ -114,11 +114,11 @@ async def test_a_crashed_folder_watcher_is_reported_and_restarted(
     scan = DirectoryStore.scan
     crashes = []
 
-    def crash_once(store: DirectoryStore, *args: Any) -> Any:
+    def crash_once(store: DirectoryStore, *args: Any, **kwargs: Any) -> Any:
         if not crashes:
             crashes.append(1)
             raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
-        return scan(store, *args)
+        return scan(store, *args, **kwargs)
 
     monkeypatch.setattr(DirectoryStore, "scan", crash_once)
     (plane.folder / "later.yaml").write_text(VS.format(name="later"))
