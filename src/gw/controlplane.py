@@ -97,8 +97,8 @@ def translate_with_gc_paused(snapshot: Snapshot, options: Options, last: Result 
 
 
 async def _in_own_thread(work: Callable[[], T]) -> T:
-    """`work()` (a translation) in a daemon thread of its own, which a stopping program
-    leaves behind instead of waiting for it.
+    """`work()` (a translation, or making its cache) in a daemon thread of its own, which
+    a stopping program leaves behind instead of waiting for it.
 
     The event loop's own threads are joined when the loop closes: a Ctrl-C during the
     first translation of 100,000 VirtualServices waited seconds for a result nobody would
