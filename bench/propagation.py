@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.ports import free_port
 
 from bench import peers, report
 from bench.fixtures import write_config
@@ -61,18 +62,10 @@ spec:
 """
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def measure(count: int, samples: int = SAMPLES) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        up_port = _free_port()
+        up_port = free_port()
         upstream = peers.start_nginx(
             "upstream", peers.nginx_upstream_config(up_port, work / "upstream"), work, up_port
         )
@@ -80,7 +73,7 @@ def measure(count: int, samples: int = SAMPLES) -> dict[str, Any]:
         write_config(folder, count, upstream_port=up_port, mixed=True)
         probe = folder / "probe.yaml"
         probe.write_text(PROBE.format(body="v0"))
-        ports = [_free_port() for _ in range(5)]
+        ports = [free_port() for _ in range(5)]
         env = {**os.environ, "GW_HOME": str(work / "home")}
         cmd = [
             sys.executable,

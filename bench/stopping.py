@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.ports import free_ports
 
 from bench import peers, report
 from bench.fixtures import write_config
@@ -40,22 +41,9 @@ LIMIT = 60.0
 START_PER_VS = 0.01
 
 
-def _free_ports(count: int) -> list[int]:
-    import socket
-
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def _start(folder: Path, home: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`gw up` on `folder` in a process group of its own; its HTTP port."""
-    http, https, xds, admin, debug = _free_ports(5)
+    http, https, xds, admin, debug = free_ports(5)
     command = [
         sys.executable, "-m", "gw", "up", str(folder), "--bind", "127.0.0.1",
         "--http-port", str(http), "--https-port", str(https), "--xds-port", str(xds),

@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 import httpx
+from tests.support.ports import free_port
 
 from bench import peers, report
 from bench.fixtures import write_config
@@ -144,7 +145,7 @@ def timings(folder: Path, count: int, read_workers: bool = True) -> dict[str, fl
 
 def controlplane_rss_mb(folder: Path, count: int = 0) -> float:
     """Peak RSS of `gw controlplane --dir folder` once its first translation is done."""
-    ports = [_free_port() for _ in range(2)]
+    ports = [free_port() for _ in range(2)]
     env = {**os.environ, "START_STATS_SERVER": "1", "LOG_LEVEL": "warning"}
     proc = subprocess.Popen(
         [
@@ -190,14 +191,6 @@ def controlplane_rss_mb(folder: Path, count: int = 0) -> float:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(30)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def main(argv: list[str] | None = None) -> None:
