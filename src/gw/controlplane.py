@@ -320,7 +320,10 @@ class ControlPlane:
         """What the translation left for the next one to reuse, made once its result is
         published (after a full build: a tenth of it, 1 s at 100,000 VirtualServices, that
         the first configuration no longer waits for). Should making it fail (a bug), the
-        next translation starts from scratch instead of failing the same way."""
+        next translation starts from scratch instead of failing the same way. An edit's
+        incremental translation hands its cache over made: no thread for it."""
+        if not result.cache.pending:
+            return
         try:
             await _in_own_thread(lambda: prepare_with_gc_paused(result))
         except Exception:

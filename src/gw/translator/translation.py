@@ -42,6 +42,12 @@ class TranslationCache:
     xds: XdsBuilder | None = None
     statuses: Mapping[ResourceKey, Status] | None = None
 
+    @property
+    def pending(self) -> bool:
+        """Whether the translation left its stage-1 cache to be made when asked for (a
+        full build does; an incremental one hands it over made)."""
+        return isinstance(self.stage, PendingStageCache)
+
     def prepare(self) -> StageCache | None:
         """The stage-1 cache, made now if the translation left it for later (a full
         build's is: the control plane publishes first, then calls this)."""
