@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 
 from gw.api import STATUSLESS_KINDS, Resource, ResourceKey, ResourceRef
 from gw.api.status import State
+from gw.translator.ir.frozen import use_slot_setters
 from gw.translator.reports import Reports
 from gw.translator.tally import Listing, Tallies
 
@@ -27,6 +28,7 @@ V = TypeVar("V", bound=Hashable)
 View = Callable[[Resource | None], Hashable]
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True)
 class Viewed:
     """A resource looked up through a view: the object seen and what the view gave."""
@@ -41,6 +43,7 @@ class Viewed:
         return now is self.seen or self.view(now) == self.value
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True)
 class Edge:
     referrer: ResourceKey

@@ -16,8 +16,13 @@ from pydantic import TypeAdapter
 from gw.discovery import ServiceDiscovery
 from gw.store.directory import DirectoryStore
 from gw.translator import ir
+from gw.translator.envoy.hostfacts import HostFacts
+from gw.translator.gateway.contribution import BuiltHost, Contribution
+from gw.translator.gateway.hostcache import Memo
+from gw.translator.gateway.jwt_stages import HostJwt
 from gw.translator.ir.frozen import use_slot_setters
 from gw.translator.options import Options
+from gw.translator.refs import Edge, Viewed
 from gw.translator.translation import translate
 from tests.golden.test_golden import CASES, GOLDEN_NOW
 
@@ -92,10 +97,55 @@ def test_the_slot_setting_init_refuses_what_it_does_not_support() -> None:
 
         def __post_init__(self) -> None: ...
 
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Positional:
+    @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Derived:
         a: int = 0
+        b: int = dataclasses.field(init=False, default=1)
 
-    for cls in (Mutable, Checked, Positional):
+    for cls in (Mutable, Checked, Derived):
         with pytest.raises(TypeError):
             use_slot_setters(cls)
+
+
+def _mixed() -> type:
+    """A frozen, slotted dataclass with positional fields (one without a default, one with
+    a default, one with a factory) and keyword-only ones, declared interleaved."""
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Mixed:
+        a: object
+        b: object = dataclasses.field(default=None, kw_only=True)
+        c: object = 2
+        d: list[object] = dataclasses.field(default_factory=list)
+        e: object = dataclasses.field(default=5, kw_only=True)
+
+    return Mixed
+
+
+def test_the_slot_setting_init_takes_positional_fields_as_the_dataclass_does() -> None:
+    """The translator's own records (`Memo`, `Edge`, ...) are positional: the same
+    parameters in the same order and kinds, the same defaults, the same values set."""
+    plain, fast = _mixed(), use_slot_setters(_mixed())
+    ours = list(inspect.signature(fast.__init__).parameters.values())
+    theirs = list(inspect.signature(plain.__init__).parameters.values())
+    assert [(p.name, p.kind) for p in ours] == [(p.name, p.kind) for p in theirs]
+    assert [p.name for p in ours] == ["self", "a", "c", "d", "b", "e"]
+    for args, kwargs in (((1,), {}), ((1, 3, [4]), {"b": 6, "e": 7}), ((1,), {"e": 0})):
+        made, expected = fast(*args, **kwargs), plain(*args, **kwargs)
+        assert dataclasses.astuple(made) == dataclasses.astuple(expected)
+    one, two = fast(1), fast(1)
+    assert one.d == [] and one.d is not two.d
+    with pytest.raises(TypeError):
+        fast(1, 2, 3, 4)  # `b` and `e` are keyword-only
+    with pytest.raises(TypeError):
+        fast()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.a = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "cls", [Contribution, BuiltHost, Memo, HostJwt, HostFacts, Viewed, Edge], ids=repr
+)
+def test_the_translators_per_host_records_set_their_slots_directly(cls: type) -> None:
+    """What is made once per host or reference gets the faster `__init__` too."""
+    assert any(name.startswith("_set_") for name in cls.__init__.__code__.co_names)

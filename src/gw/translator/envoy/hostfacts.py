@@ -17,8 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gw.translator import ir
+from gw.translator.ir.frozen import use_slot_setters
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True)
 class HostFacts:
     """One virtual host's share of the listener-wide choices."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gw import api
 from gw.translator import ir
+from gw.translator.ir.frozen import use_slot_setters
 from gw.translator.refs import Edge
 from gw.translator.reports import Findings
 from gw.wire import extauth, ratelimit
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 ListenerRole = str
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Contribution:
     virtual_hosts: tuple[tuple[ListenerRole, ir.VirtualHost], ...] = ()
@@ -35,6 +37,7 @@ class Contribution:
     gateways: tuple[GatewayListener, ...] = ()
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuiltHost:
     """What building one VirtualService produced, as values: its contribution (None when

@@ -39,6 +39,7 @@ from gw.translator.clock import Clock, same_answers
 from gw.translator.gateway.contribution import BuiltHost, Contribution
 from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
 from gw.translator.gateway.virtualhosts import build_host
+from gw.translator.ir.frozen import use_slot_setters
 from gw.translator.options import Options
 from gw.translator.refs import Reads, Refs, Viewed
 from gw.translator.reports import Reports
@@ -46,6 +47,7 @@ from gw.translator.reports import Reports
 R = TypeVar("R", bound=Resource)
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True)
 class Memo:
     """One VirtualService as last built, with what the build read."""

@@ -27,6 +27,7 @@ from gw.api.jwt import JwtStagedVhost, RouteJwt, VhostJwt
 from gw.api.virtualservice import RouteOptions, VirtualHostOptions
 from gw.translator import ir
 from gw.translator.gateway.jwt import build_jwt, provider_name
+from gw.translator.ir.frozen import use_slot_setters
 from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
@@ -35,6 +36,7 @@ _STAGES: tuple[Stage, ...] = ("beforeExtAuth", "afterExtAuth")
 _ATTRS = {"beforeExtAuth": "before_ext_auth", "afterExtAuth": "after_ext_auth"}
 
 
+@use_slot_setters
 @dataclass(frozen=True, slots=True)
 class HostJwt:
     """A virtual host's checks per stage and its provider names (API name → Envoy name,
