@@ -265,9 +265,13 @@ class XdsBuilder:
         http1: frozenset[str],
     ) -> _Plain:
         source, vhosts = listener, listener.virtual_hosts
-        facts = self._facts_of(vhosts)
+        hosts = [self._host(v) for v in vhosts]
+        facts = ListenerFacts.of(hosts)
         listener = with_grpc_web(listener, facts.reaches_http2(http1))
-        filters = [listener_http_filter(f, listener, vhosts) for f in HTTP_FILTERS]
+        # A host that asks no filter for anything changes none of them (`_again` relies on
+        # it too, host by host): the filters are chosen from the others.
+        asking = [v for v, found in zip(vhosts, hosts, strict=True) if found.asks_filters]
+        filters = [listener_http_filter(f, listener, asking) for f in HTTP_FILTERS]
         inexact = _inexact(vhosts)
         count = _count(len(vhosts), inexact, self.shard_from)
         message = _message(listener, filters, stripped, bool(count))

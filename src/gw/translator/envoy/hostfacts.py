@@ -12,9 +12,12 @@ virtual host's `HostFacts` while the virtual host is the same object and each li
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gw.translator import ir
 from gw.translator.ir.frozen import use_slot_setters
@@ -32,6 +35,8 @@ class HostFacts:
     any_cluster: bool = False
     #: The clusters some route forwards to with `autoHostRewrite` (sorted).
     rewritten: tuple[str, ...] = ()
+    #: Some HTTP filter may have work on it (False: `asks_no_filter`).
+    asks_filters: bool = True
     #: Some route is forwarded dynamically (the dynamic forward proxy).
     forwards: bool = False
 
@@ -50,7 +55,61 @@ def host_facts(vhost: ir.VirtualHost) -> HostFacts:
             rewritten |= names
         any_cluster = any_cluster or action.cluster_header is not None
         forwards = forwards or action.dynamic_forward_proxy is not None
-    return HostFacts(tuple(sorted(targets)), any_cluster, tuple(sorted(rewritten)), forwards)
+    return HostFacts(
+        tuple(sorted(targets)),
+        any_cluster,
+        tuple(sorted(rewritten)),
+        not asks_no_filter(vhost),
+        forwards,
+    )
+
+
+#: What places and routes a virtual host: its names, domains, matches and destinations.
+#: Every other field of the host, its routes, their forwards and their clusters is an
+#: option some HTTP filter or route setting may act on.
+ROUTING_FIELDS: dict[type, frozenset[str]] = {
+    ir.VirtualHost: frozenset({"name", "source", "domains", "routes"}),
+    ir.Route: frozenset({"name", "match", "action", "source", "delegated_by"}),
+    ir.Forward: frozenset({"clusters"}),
+    ir.WeightedCluster: frozenset({"cluster", "weight"}),
+}
+
+
+def _options_of(cls: type) -> tuple[Callable[[Any], tuple[Any, ...]], tuple[Any, ...]]:
+    """A getter of the option fields of `cls` (all of them, as one tuple) and their
+    defaults: comparing two tuples is one call, where a loop over the fields is dozens."""
+    fields = [f for f in dataclasses.fields(cls) if f.name not in ROUTING_FIELDS[cls]]
+    if any(f.default is dataclasses.MISSING for f in fields):
+        raise TypeError(f"{cls.__name__}: an option field without a plain default")
+    getter = operator.attrgetter(fields[0].name, *(f.name for f in fields[1:]))
+    return getter, tuple(f.default for f in fields)
+
+
+_HOST_OPTIONS, _HOST_DEFAULTS = _options_of(ir.VirtualHost)
+_ROUTE_OPTIONS, _ROUTE_DEFAULTS = _options_of(ir.Route)
+_FORWARD_OPTIONS, _FORWARD_DEFAULTS = _options_of(ir.Forward)
+_CLUSTER_OPTIONS, _CLUSTER_DEFAULTS = _options_of(ir.WeightedCluster)
+
+
+def asks_no_filter(vhost: ir.VirtualHost) -> bool:
+    """True when `vhost` and its routes set no option: every route forwards, and nothing
+    beyond `ROUTING_FIELDS` differs from its default. Such a host (most of a large
+    configuration) needs no HTTP filter on its listener and no per-filter config on its
+    routes, so the listener's filters are chosen from the other hosts only, and its routes
+    skip the filters' questions (`tests/unit/translator/test_hostfacts.py` checks both on
+    every golden input)."""
+    if _HOST_OPTIONS(vhost) != _HOST_DEFAULTS:
+        return False
+    for route in vhost.routes:
+        action = route.action
+        if type(action) is not ir.Forward or _ROUTE_OPTIONS(route) != _ROUTE_DEFAULTS:
+            return False
+        if _FORWARD_OPTIONS(action) != _FORWARD_DEFAULTS:
+            return False
+        for cluster in action.clusters:
+            if _CLUSTER_OPTIONS(cluster) != _CLUSTER_DEFAULTS:
+                return False
+    return True
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ chain) on a TLS listener)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from envoy.config.route.v3 import route_components_pb2 as rc_pb2
 from envoy.config.route.v3 import route_pb2
@@ -19,6 +20,7 @@ from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.dynamicforwardproxy import retarget
 from gw.translator.envoy.filters import ROUTE_CONFIGURING
 from gw.translator.envoy.headers import add_header_manipulation
+from gw.translator.envoy.hostfacts import asks_no_filter
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.retries import add_retry_extras
@@ -112,6 +114,10 @@ _VIRTUAL_HOSTS = route_pb2.RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER
 
 def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
     out = rc_pb2.VirtualHost(name=vhost.name, domains=vhost.domains)
+    if asks_no_filter(vhost):  # no option anywhere: names, matches and destinations only
+        for route in vhost.routes:
+            _fill_forward(out.routes.add(), route)
+        return out
     for route in vhost.routes:
         _fill_route(out.routes.add(), vhost, route)
     add_header_manipulation(out, vhost.headers)
@@ -155,6 +161,14 @@ def _fill_route(out: rc_pb2.Route, vhost: ir.VirtualHost, route: ir.Route) -> No
         config = http_filter.per_route(vhost, route)
         if config is not None:
             out.typed_per_filter_config[http_filter.name].CopyFrom(pack(config))
+
+
+def _fill_forward(out: rc_pb2.Route, route: ir.Route) -> None:
+    """`route`, which sets no option and forwards, written into `out`: what `_fill_route`
+    writes of it, without asking each option and filter for nothing."""
+    out.name = route.name
+    _fill_match(out.match, route.match)
+    _fill_route_action(out.route, cast(ir.Forward, route.action))
 
 
 def _weighted_cluster_configs(
