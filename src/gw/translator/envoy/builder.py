@@ -251,7 +251,7 @@ class XdsBuilder:
         if count:
             _reshard(state, before, left, joined)
         elif left or joined:
-            state.protos = _protos(vhosts, before.protos)
+            state.protos = self._protos(vhosts, before.protos)
             state.routes = _routes(listener, state.protos)
         else:  # the same virtual hosts: the same route configuration (its shell is the same)
             state.protos, state.routes = before.protos, before.routes
@@ -280,7 +280,7 @@ class XdsBuilder:
         known = _known(before)
         if count:
             for shard, members in shards.members(vhosts, count).items():
-                state.shards[shard] = [_built(v, known) for v in members]
+                state.shards[shard] = [self._built(v, known) for v in members]
                 name = shards.shard_name(listener, shard)
                 state.routes[name] = _configuration(name, state.shards[shard], listener)
             state.scopes = Messages(
@@ -290,7 +290,7 @@ class XdsBuilder:
                 }
             )
         else:
-            state.protos = _protos(vhosts, known)
+            state.protos = self._protos(vhosts, known)
             state.routes = _routes(listener, state.protos)
         return state
 
@@ -318,11 +318,26 @@ class XdsBuilder:
     def _host(self, vhost: ir.VirtualHost) -> HostFacts:
         """`vhost`'s facts, kept while it is the same object (a cache only: they are a
         function of the virtual host)."""
+        found = self._facts.get(id(vhost))
+        if found is not None and found[0] is vhost:
+            return found[1]  # asked again in this build
         found = self._facts_before.get(id(vhost))
         if found is None or found[0] is not vhost:
             found = (vhost, host_facts(vhost))
         self._facts[id(vhost)] = found
         return found[1]
+
+    def _built(self, vhost: ir.VirtualHost, known: Mapping[int, Built]) -> Built:
+        """`vhost`'s message as `known` has it, else built (with what its facts say)."""
+        found = known.get(id(vhost))
+        if found is not None and found[0] is vhost:
+            return found
+        return (vhost, build_virtual_host(vhost, asks_filters=self._host(vhost).asks_filters))
+
+    def _protos(
+        self, vhosts: Sequence[ir.VirtualHost], known: Mapping[int, Built]
+    ) -> dict[int, Built]:
+        return {id(v): self._built(v, known) for v in vhosts}
 
     def _cluster(self, cluster: ir.Cluster) -> list[tuple[str, Message]]:
         known = self._clusters_before.get(id(cluster))
@@ -448,15 +463,6 @@ def _known(before: _Plain | None) -> dict[int, Built]:
     if not before.count:
         return before.protos
     return {id(b[0]): b for members in before.shards.values() for b in members}
-
-
-def _built(vhost: ir.VirtualHost, known: Mapping[int, Built]) -> Built:
-    found = known.get(id(vhost))
-    return found if found is not None and found[0] is vhost else (vhost, build_virtual_host(vhost))
-
-
-def _protos(vhosts: Sequence[ir.VirtualHost], known: Mapping[int, Built]) -> dict[int, Built]:
-    return {id(v): _built(v, known) for v in vhosts}
 
 
 def _routes(listener: ir.Listener, protos: dict[int, Built]) -> dict[str, Wire]:

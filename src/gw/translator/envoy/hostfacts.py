@@ -96,8 +96,8 @@ def asks_no_filter(vhost: ir.VirtualHost) -> bool:
     beyond `ROUTING_FIELDS` differs from its default. Such a host (most of a large
     configuration) needs no HTTP filter on its listener and no per-filter config on its
     routes, so the listener's filters are chosen from the other hosts only, and its routes
-    skip the filters' questions (`tests/unit/translator/test_hostfacts.py` checks both on
-    every golden input)."""
+    are written without asking the filters (`routes.build_virtual_host`). Both are checked
+    on every golden input (`tests/unit/translator/envoy/test_hostfacts.py`)."""
     if _HOST_OPTIONS(vhost) != _HOST_DEFAULTS:
         return False
     for route in vhost.routes:

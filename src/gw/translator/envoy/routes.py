@@ -20,7 +20,6 @@ from gw.translator.envoy.destinations import add_destination_traffic
 from gw.translator.envoy.dynamicforwardproxy import retarget
 from gw.translator.envoy.filters import ROUTE_CONFIGURING
 from gw.translator.envoy.headers import add_header_manipulation
-from gw.translator.envoy.hostfacts import asks_no_filter
 from gw.translator.envoy.loadbalancer import hash_policy, subset_match
 from gw.translator.envoy.packing import pack
 from gw.translator.envoy.retries import add_retry_extras
@@ -112,9 +111,12 @@ _NAME = route_pb2.RouteConfiguration.NAME_FIELD_NUMBER
 _VIRTUAL_HOSTS = route_pb2.RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER
 
 
-def build_virtual_host(vhost: ir.VirtualHost) -> rc_pb2.VirtualHost:
+def build_virtual_host(vhost: ir.VirtualHost, *, asks_filters: bool = True) -> rc_pb2.VirtualHost:
+    """`vhost`'s message. `asks_filters=False` (the builder knows it of the host:
+    `HostFacts.asks_filters`) writes only names, matches and destinations, which is all
+    such a host has."""
     out = rc_pb2.VirtualHost(name=vhost.name, domains=vhost.domains)
-    if asks_no_filter(vhost):  # no option anywhere: names, matches and destinations only
+    if not asks_filters:
         for route in vhost.routes:
             _fill_forward(out.routes.add(), route)
         return out

@@ -36,7 +36,6 @@ def test_hosts_asking_no_filter_translate_as_the_others(
 ) -> None:
     snapshot, with_shortcut = translate_case(case, tmp_path)
     monkeypatch.setattr(hostfacts, "asks_no_filter", lambda vhost: False)
-    monkeypatch.setattr(routes, "asks_no_filter", lambda vhost: False)
     without = translate(snapshot, options_for(case))
     assert list(with_shortcut.served) == list(without.served)
     for role, xds in without.served.items():
@@ -90,15 +89,12 @@ def _bare_host() -> ir.VirtualHost:
     )
 
 
-def test_a_host_that_sets_no_option_is_written_as_the_others(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_host_that_sets_no_option_is_written_as_the_others() -> None:
     """Its routes, written without asking the filters (`routes._fill_forward`), are what
     the full route writer makes of them."""
     bare = _bare_host()
     assert asks_no_filter(bare)
-    short = routes.build_virtual_host(bare)
-    monkeypatch.setattr(routes, "asks_no_filter", lambda vhost: False)
+    short = routes.build_virtual_host(bare, asks_filters=False)
     assert short == routes.build_virtual_host(bare)
     assert [r.WhichOneof("action") for r in short.routes] == ["route", "route"]
 
