@@ -32,7 +32,7 @@ new option of a virtual host or route is built by `build_host` and covered by it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -616,11 +616,16 @@ REPEATS = (
 
 
 def outside_closure(
-    edges: Sequence[Edge], reports: Reports, keys: Iterable[ResourceKey]
+    edges: Sequence[Edge],
+    reports: Reports,
+    keys: Iterable[ResourceKey],
+    closure: Set[ResourceKey] | None = None,
 ) -> frozenset[ResourceKey]:
     """The resources other than VirtualServices rejected once rejections follow the
-    references, of those in `edges` or `keys` (what both kinds of build compare)."""
-    closure = rejected_closure(edges, reports.rejected)
+    references, of those in `edges` or `keys` (what both kinds of build compare).
+    `closure`: the rejected closure of `edges` when the caller has it (the same before and
+    after the rejections are propagated: propagating rejects exactly that closure)."""
+    closure = set(rejected_closure(edges, reports.rejected) if closure is None else closure)
     closure |= {k for k in keys if k.kind != VS and reports.rejected(k)}
     return frozenset(k for k in closure if k.kind != VS)
 

@@ -245,9 +245,8 @@ def add_direct_service_clusters(build: Build) -> None:
 def propagate(build: Build) -> None:
     from gw.translator.gateway.incremental import outside_closure
 
-    closure = outside_closure(build.refs.edges, build.reports, build.reports.keys())
-    propagate_rejections(build.refs, build.reports)
-    build.closure = closure
+    rejected = propagate_rejections(build.refs, build.reports)
+    build.closure = outside_closure(build.refs.edges, build.reports, build.reports.keys(), rejected)
 
 
 def choose(build: Build) -> None:
