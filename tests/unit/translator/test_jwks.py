@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
+from gw.translator.gateway import jwks
 from gw.translator.gateway.jwks import JwksError, holds_key_secrets, local_jwks
 from tests.support.tokens import SigningKey
 
@@ -144,3 +145,25 @@ def test_key_secrets_are_recognised_for_hiding() -> None:
     assert not holds_key_secrets(public)
     assert not holds_key_secrets('{"keys": [{"kty": "RSA", "n": "x", "e": "AQAB"}]}')
     assert not holds_key_secrets("not a key")
+
+
+def test_a_key_is_converted_once_whatever_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every virtual host whose options name a provider converts its key: kept per text.
+    What is refused is not kept (it raises again, with its message)."""
+    local_jwks.cache_clear()
+    checked: list[str] = []
+    real = jwks._checked_jwk
+
+    def counted(key: object, index: int) -> dict[str, object]:
+        checked.append(str(index))
+        return real(key, index)
+
+    monkeypatch.setattr(jwks, "_checked_jwk", counted)
+    text = json.dumps({"keys": [SigningKey("RSA", kid="a").jwk()]})
+    assert len({local_jwks(text) for _ in range(5)}) == 1
+    assert checked == ["0"]
+    refused = json.dumps({"keys": [{"kty": "oct", "k": "c2VjcmV0"}]})
+    for _ in range(2):
+        with pytest.raises(JwksError, match="only public RSA, EC and OKP keys"):
+            local_jwks(refused)
+    assert checked == ["0", "0", "0"]
