@@ -10,6 +10,8 @@ refuses a pattern whose RE2 program is larger than `MAX_PROGRAM_SIZE` (its runti
 
 from __future__ import annotations
 
+import functools
+
 import re2
 
 MAX_PROGRAM_SIZE = 100
@@ -29,8 +31,11 @@ def compile_like_envoy(pattern: str) -> re2._Regexp:
     return re2.compile(pattern.encode("utf-8"), _OPTIONS)
 
 
+@functools.lru_cache(maxsize=1024)
 def capture_groups(pattern: str) -> int:
-    """The number of capture groups in `pattern`; RegexError when Envoy would refuse it."""
+    """The number of capture groups in `pattern`; RegexError when Envoy would refuse it.
+    Kept per pattern (what raises is not kept): routes that share options check the same
+    patterns."""
     try:
         compiled = compile_like_envoy(pattern)
     except re2.error as exc:

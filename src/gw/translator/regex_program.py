@@ -12,6 +12,7 @@ very large counted repetitions) fails with `RegexError`, naming the construct.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from re import _constants as c  # type: ignore[attr-defined]
@@ -45,7 +46,10 @@ class Program:
     groups: int
 
 
+@functools.lru_cache(maxsize=1024)
 def compile_program(pattern: str) -> Program:
+    """`pattern` as the Lua transformation engine runs it. Kept per pattern (what raises
+    is not kept): routes that share options compile the same patterns."""
     try:
         parsed = _parser.parse(pattern.encode("utf-8"), 0)
     except re.error as exc:

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gw.translator.regex import RegexError, capture_groups, full_match_or_anything
+from gw.translator.regex_program import compile_program
 
 _LATIN1 = re2.Options()
 _LATIN1.encoding = re2.Options.Encoding.LATIN1
@@ -51,3 +52,17 @@ def test_patterns_envoy_refuses_are_refused(pattern: str) -> None:
     """Envoy 1.40 compiles Latin-1 (no code points above 255) and caps program size at 100."""
     with pytest.raises(RegexError):
         capture_groups(pattern)
+
+
+def test_patterns_are_checked_once_each() -> None:
+    """Routes that share options check the same patterns: kept per pattern; a refused one
+    is not kept, and raises every time."""
+    capture_groups.cache_clear()
+    compile_program.cache_clear()
+    assert capture_groups("(a)(b)") == 2 and capture_groups("(a)(b)") == 2
+    assert compile_program("(a)b") is compile_program("(a)b")
+    for _ in range(2):
+        with pytest.raises(RegexError):
+            capture_groups("(a")
+    assert capture_groups.cache_info().hits == 1 and capture_groups.cache_info().currsize == 1
+    assert compile_program.cache_info().currsize == 1

@@ -89,3 +89,19 @@ def test_errors_name_the_construct_and_where(text: str, message: str) -> None:
     with pytest.raises(TemplateError) as caught:
         parse_template(text)
     assert message in str(caught.value)
+
+
+def test_a_template_is_parsed_once_per_text_with_its_texts_and_extractions() -> None:
+    """Hosts and routes that share options parse the same templates: kept per text and
+    kind of variable; what does not parse is not kept, and raises every time."""
+    parse_template.cache_clear()
+    text = 'a{{ header("x") }}b{% if extraction("org") %}c{% endif %}'
+    parsed = parse_template(text)
+    assert parse_template(text) is parsed
+    assert parse_template(text, pointer=True) is not parsed
+    assert parsed.texts == ("a", "b", "c")
+    assert parsed.extractions == ("org",)
+    for _ in range(2):
+        with pytest.raises(TemplateError):
+            parse_template("{% endif %}")
+    assert parse_template.cache_info().currsize == 2

@@ -30,8 +30,11 @@ def runtime() -> str:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
-    """The whole Lua script of a stage on one route (or virtual host).
+    """The whole Lua script of a stage on one route (or virtual host). Kept per script (a
+    pure function of it): the routes of a host all run their host's script when they
+    have none of their own.
 
     A response step reads request headers from Envoy (`requestHeaders()`); what it needs
     kept from the request is the rule that was chosen, unless there is only one,

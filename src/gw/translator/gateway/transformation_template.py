@@ -9,7 +9,7 @@ from typing import Literal
 from gw.api.transform import Extraction, TransformationTemplate
 from gw.translator import ir
 from gw.translator.gateway.headers import header_name_problem, line_break_problem
-from gw.translator.gateway.template import Parsed, TemplateError, parse_template, walk
+from gw.translator.gateway.template import Parsed, TemplateError, parse_template
 from gw.translator.gateway.transform_extractors import group_references
 from gw.translator.regex import RegexError, capture_groups
 from gw.translator.regex_program import compile_program
@@ -245,25 +245,31 @@ class TemplateBuilder:
         if problem is not None:
             self.report.error(where, problem)
             return None
-        template = self._template(text, f"{where}.{leaf}")
-        for node in _texts(template):
+        parsed = self._parsed(text, f"{where}.{leaf}")
+        for node in parsed.texts if parsed is not None else ():
             if (problem := line_break_problem(node)) is not None:
                 self.report.error(f"{where}.{leaf}", problem)
                 return None
-        return ir.RenderedHeader(name=key, template=template)
+        return ir.RenderedHeader(name=key, template=parsed.nodes if parsed is not None else ())
 
     def _template(self, text: str, where: str) -> tuple[ir.Node, ...]:
+        parsed = self._parsed(text, where)
+        return parsed.nodes if parsed is not None else ()
+
+    def _parsed(self, text: str, where: str) -> Parsed | None:
+        """The template `text`, checked against this transformation's extractors (None
+        when it does not parse, reported)."""
         try:
-            parsed: Parsed = parse_template(text, pointer=self.t.advanced_templates)
+            parsed = parse_template(text, pointer=self.t.advanced_templates)
         except TemplateError as exc:
             self.report.error(where, f"template not supported: {exc}")
-            return ()
+            return None
         self.calls |= parsed.calls
         data = parsed.variables - {name.split(".")[0] for name in self.t.extractors}
         if self.t.advanced_templates:
             data = parsed.variables
         self.reads_data = self.reads_data or bool(data) or "exists" in parsed.calls
-        for call in _extraction_names(parsed.nodes):
+        for call in parsed.extractions:
             if call not in self.t.extractors:
                 defined = ", ".join(sorted(self.t.extractors)) or "none"
                 self.report.error(
@@ -271,24 +277,7 @@ class TemplateBuilder:
                     f'extraction("{call}") names an extractor that is not defined '
                     f"(defined: {defined})",
                 )
-        return parsed.nodes
-
-
-def _texts(tree: tuple[ir.Node, ...]) -> list[str]:
-    """The literal text of a template tree."""
-    return [n.text for n in walk(tree) if isinstance(n, ir.Text)]
-
-
-def _extraction_names(tree: tuple[ir.Node, ...]) -> list[str]:
-    """The extractors a template names in `extraction("...")`."""
-    return [
-        n.args[0].literal
-        for n in walk(tree)
-        if isinstance(n, ir.Call)
-        and n.call == "extraction"
-        and isinstance(n.args[0], ir.Literal)
-        and isinstance(n.args[0].literal, str)
-    ]
+        return parsed
 
 
 def _header_key(name: str) -> str:
