@@ -58,6 +58,7 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
         ["--upstreams", "2000", "--rounds", "1"],
     ),
     "stopping": ([], ["--count", "2000", "--at", "1,2"]),
+    "hostcost": ([], ["--copies", "3"]),
 }
 
 
@@ -88,6 +89,8 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     if part == "isolation":
         return {layout: {"busy_p99_ms": s["busy_p99_ms"], "busy_max_ms": s["busy_max_ms"]}
                 for layout, s in data["summary"].items()}  # fmt: skip
+    if part == "hostcost":
+        return {k: round(data[k]) for k in ("median_us", "p90_us", "max_us")}
     if part == "stopping":
         return {"exit_s": {f"{s['at_s']:g}": s["exit_s"] for s in data["stops"]},
                 "once_served_exit_s": data["baseline_exit_s"]}  # fmt: skip

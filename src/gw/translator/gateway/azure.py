@@ -101,9 +101,14 @@ def api_keys(
     return keys
 
 
+#: libyaml's safe loader where PyYAML has it: every route to a function reads the app's
+#: secret again, and the pure-Python parser takes a few hundred microseconds for it.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _parsed_keys(text: str | None) -> dict[str, str] | None:
     try:
-        data: Any = yaml.safe_load(text) if text else None
+        data: Any = yaml.load(text, Loader=_SAFE_LOADER) if text else None  # noqa: S506
     except yaml.YAMLError:
         return None
     keys = data.get("apiKeys") if isinstance(data, dict) else None
