@@ -59,6 +59,7 @@ PARTS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "stopping": ([], ["--count", "2000", "--at", "1,2"]),
     "hostcost": ([], ["--copies", "3"]),
+    "transform_memory": ([], ["--sizes", "50"]),
 }
 
 
@@ -89,6 +90,9 @@ def headline(part: str, data: dict[str, Any]) -> dict[str, Any]:
     if part == "isolation":
         return {layout: {"busy_p99_ms": s["busy_p99_ms"], "busy_max_ms": s["busy_max_ms"]}
                 for layout, s in data["summary"].items()}  # fmt: skip
+    if part == "transform_memory":
+        return {str(r["routes"]): {"kib_per_lua_route": round(r["kib_per_lua_route"], 1)}
+                for r in data["results"]}  # fmt: skip
     if part == "hostcost":
         return {k: round(data[k]) for k in ("median_us", "p90_us", "max_us")}
     if part == "stopping":

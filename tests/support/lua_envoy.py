@@ -1,7 +1,8 @@
 """A stand-in for the Envoy Lua filter's stream handle, to run gw's transformation
 scripts in LuaJIT (lupa) without Envoy: headers, the buffered body, dynamic metadata,
-`respond` and (on a response) the stream's request headers behave as the Lua filter
-documents them. Unit tests use it for speed and for
+`respond`, the route's `filterContext()` and (on a response) the stream's request headers
+behave as the Lua filter documents them. A route's rules run as in Envoy: in gw's shared
+script, which finds them in the route's filter context. Unit tests use it for speed and for
 property tests; the e2e tests run the same scripts in Envoy itself."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import lupa.luajit21 as lupa
+
+from gw.translator.envoy.transform_lua import ID_KEY, RULES_KEY, RouteRules, shared_source
 
 _HANDLE = r"""
 local Handle = {}
@@ -59,8 +62,9 @@ local function new_headers(list)
   return h
 end
 
-function make_handle(header_list, body, metadata, request)
+function make_handle(header_list, body, metadata, request, context)
   local self = setmetatable({}, Handle)
+  self.context = context
   self.h = new_headers(header_list)
   self.raw = body
   self.meta = metadata or {}
@@ -70,6 +74,11 @@ function make_handle(header_list, body, metadata, request)
 end
 
 function Handle:headers() return self.h end
+-- The route's `LuaPerRoute.filter_context` (Envoy's is userdata read with `get`).
+function Handle:filterContext()
+  local context = self.context
+  return { get = function(_, key) return context[key] end }
+end
 -- The response handle's view of the stream's request headers (those of the last request
 -- run on this stream), nil on a request.
 function Handle:requestHeaders() return self.request and self.request.h end
@@ -118,11 +127,16 @@ class LuaEnvoy:
         self.metadata = self.lua.table()
         self.request: Any = None
 
-    def run(self, source: str, phase: str, headers: list[tuple[str, str]], body: str = "") -> Any:
-        """One phase of the stream; a response sees the headers the request left."""
+    def run(
+        self, rules: RouteRules, phase: str, headers: list[tuple[str, str]], body: str = ""
+    ) -> Any:
+        """One phase of the stream on a route with `rules`, in the shared script Envoy
+        would run them in; a response sees the headers the request left."""
         pairs = self.lua.table(*(self.lua.table(k.lower(), v) for k, v in headers))
         request = self.request if phase == "response" else None
-        handle = self.lua.globals().make_handle(pairs, body, self.metadata, request)
+        context = self.lua.table_from({ID_KEY: rules.digest, RULES_KEY: rules.source})
+        handle = self.lua.globals().make_handle(pairs, body, self.metadata, request, context)
+        source = shared_source(rules.on_request, rules.on_response)
         handle = self.lua.globals().run(source, phase, handle)
         if phase == "request":
             self.request = handle

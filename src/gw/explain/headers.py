@@ -20,6 +20,7 @@ from envoy.extensions.filters.network.http_connection_manager.v3 import (
 from gw.explain.context import Context, Result, Stop, unpack
 from gw.explain.explanation import FilterStep
 from gw.explain.matching import string_matches
+from gw.translator.envoy.transform_lua import RULES_KEY
 
 
 def cors(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
@@ -91,8 +92,9 @@ def lua(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     name = http_filter.name
     if config is None or config.disabled:
         return FilterStep(name=name, kind="transformation", summary="no template here"), None
-    size = len(config.source_code.inline_string)
-    summary = f"runs this route's transformation templates (a Lua script of {size} bytes)"
+    rules = config.filter_context.fields.get(RULES_KEY)
+    size = len(rules.string_value) if rules is not None else len(config.source_code.inline_string)
+    summary = f"runs this route's transformation templates (Lua rules of {size} bytes)"
     detail = (
         "explain does not run templates: one that cannot render (a missing variable, a body "
         f"that is not JSON) answers 400 {TEMPLATE_FAILED}<why>"

@@ -1,14 +1,25 @@
-"""Transformation scripts → Lua source for Envoy's Lua filter.
+"""Transformation scripts → Lua for Envoy's Lua filter.
 
-A script is gw's fixed runtime (`transform_runtime.lua`, `transform_engine.lua`: JSON,
-template values and functions, the regex machine, the steps) followed by a table `S` of
-the stage's rules, in which every template is compiled to a Lua function and every regex
-to a program. The output is deterministic: the same IR gives the same bytes.
+What a route runs is in two parts. The shared script (`shared_source`) is gw's fixed
+runtime (`transform_runtime.lua`, `transform_engine.lua`: JSON, template values and
+functions, the regex machine, the steps) and a dispatcher; it is the listener filter's
+one named source code, compiled once per worker. A route's rules (`rules_source`) are a
+Lua chunk returning the table `S` of its stage's rules, in which every template is
+compiled to a Lua function and every regex to a program; they travel in the route's
+`LuaPerRoute.filter_context`, and the dispatcher compiles each distinct chunk once per
+worker, the first time a request needs it. The output is deterministic: the same IR
+gives the same bytes.
+
+Before, every route's `LuaPerRoute.source_code` held the whole runtime (35 KB) with its
+rules: Envoy spent 81 KiB of memory per such route (90 MiB for 1,000, against 11 MiB
+without), and each route configuration carried 37 KB per route.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+from dataclasses import dataclass
 from importlib import resources
 
 from gw.translator import ir
@@ -30,22 +41,95 @@ def runtime() -> str:
     )
 
 
-@functools.lru_cache(maxsize=1024)
-def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
-    """The whole Lua script of a stage on one route (or virtual host). Kept per script (a
-    pure function of it): the routes of a host all run their host's script when they
-    have none of their own.
+#: The shared scripts in the filter's `source_codes` (what `LuaPerRoute.name` says), by
+#: the hooks they define: Envoy runs a coroutine per request for each hook a script has,
+#: so rules that need only one run in the script that has only that one.
+SHARED_NAMES: dict[tuple[bool, bool], str] = {
+    (True, True): "gw.transform",
+    (True, False): "gw.transform.request",
+    (False, True): "gw.transform.response",
+}
+#: The keys of a route's `LuaPerRoute.filter_context`: its rules, and a digest of them
+#: that the dispatcher reads on every request (a short string; the rules are kilobytes).
+RULES_KEY = "rules"
+ID_KEY = "id"
+
+#: Finds the rules of the route a request is on: each distinct chunk compiled once per
+#: worker, the first time a request needs it, and kept by its digest (up to 1,024: then
+#: the kept ones are dropped, so that the rules of route configurations long replaced do
+#: not stay).
+_DISPATCHER = f"""
+local kept, count = {{}}, 0
+local function rules(handle)
+  local context = handle:filterContext()
+  local id = context:get("{ID_KEY}")
+  local S = kept[id]
+  if S == nil then
+    if count >= 1024 then kept, count = {{}}, 0 end
+    S = assert(loadstring(context:get("{RULES_KEY}"), "=gw.transform"))(R)
+    kept[id], count = S, count + 1
+  end
+  return S
+end
+"""
+_ON_REQUEST = "function envoy_on_request(handle) R.on_request(handle, rules(handle)) end\n"
+_ON_RESPONSE = "function envoy_on_response(handle) R.on_response(handle, rules(handle)) end\n"
+
+
+@functools.cache
+def shared_source(on_request: bool, on_response: bool) -> str:
+    """A listener filter's script with the hooks asked for: the runtime, the dispatcher,
+    the hooks."""
+    hooks = (_ON_REQUEST if on_request else "") + (_ON_RESPONSE if on_response else "")
+    return "local R = (function()\n" + runtime() + "end)()\n" + _DISPATCHER + hooks
+
+
+@dataclass(frozen=True, slots=True)
+class RouteRules:
+    """A stage's rules on one route (or virtual host), as its `LuaPerRoute` carries them:
+    the chunk (`source`), its digest, and the hooks they need, which name the shared
+    script that runs them (`script`; None: no hook, nothing to run).
 
     A response step reads request headers from Envoy (`requestHeaders()`); what it needs
     kept from the request is the rule that was chosen, unless there is only one,
     unconditional: only then does the request side keep it (`S.keeps`), and only then, or
-    when a request step or clearRouteCache exists, does the script hook requests at all
-    (each hook is a coroutine per request in Envoy)."""
+    when a request step or clearRouteCache exists, does it need the request hook."""
+
+    source: str
+    digest: str
+    on_request: bool
+    on_response: bool
+
+    @property
+    def script(self) -> str | None:
+        return SHARED_NAMES.get((self.on_request, self.on_response))
+
+
+@functools.lru_cache(maxsize=1024)
+def route_rules(script: ir.TransformationScript, state_namespace: str) -> RouteRules:
+    """`script`'s rules for the stage whose metadata namespace is `state_namespace`. Kept
+    per script (a pure function of it): the routes of a host all run their host's rules
+    when they have none of their own."""
+    source = _rules_source(script, state_namespace)
+    keeps = _responds(script) and not _static(script)
+    on_request = keeps or any(r.request or r.clear_route_cache for r in script.request_rules)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    return RouteRules(source, digest, on_request, _responds(script))
+
+
+def _static(script: ir.TransformationScript) -> bool:
     rules = script.request_rules
-    static = len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)
+    return len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)
+
+
+def _rules_source(script: ir.TransformationScript, state_namespace: str) -> str:
+    """A chunk that takes the runtime `R` and returns `S`, the rules."""
+    rules = script.request_rules
+    static = _static(script)
     keeps = _responds(script) and not static
     lines = [
-        "local S = {",
+        "local R = ...",
+        "return {",
         f"  state = {lua_string(state_namespace)}, log = {_bool(script.log)},",
         f"  keeps = {_bool(keeps)}, rule = {'1' if rules and static else 'nil'},",
         "  request = {",
@@ -56,11 +140,7 @@ def script_source(script: ir.TransformationScript, state_namespace: str) -> str:
         "  },",
         "}",
     ]
-    if keeps or any(r.request or r.clear_route_cache for r in rules):
-        lines.append("function envoy_on_request(handle) R.on_request(handle, S) end")
-    if _responds(script):
-        lines.append("function envoy_on_response(handle) R.on_response(handle, S) end")
-    return "local R = (function()\n" + runtime() + "end)()\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def _responds(script: ir.TransformationScript) -> bool:

@@ -1,12 +1,14 @@
 """Transformation stages that run as Lua scripts → Envoy's Lua filter, one per stage.
 
-The listener gets `gw.transform.<stage>.lua` without a default script: it does nothing on
-a route unless a `LuaPerRoute` there names the route's script (`source_code`, compiled by
-Envoy once per worker when the route configuration arrives). A virtual host's script is
-set on the virtual host; a route with its own transformations gets its own script, or the
-filter disabled when its stage is done otherwise; a weighted cluster with its own likewise.
-Scripts travel in the route configuration, so changing a template never touches the
-listener (no connection is drained).
+The listener gets `gw.transform.<stage>.lua` without a default script, holding gw's
+shared script (the runtime and a dispatcher) in three variants by the hooks they define
+(`transform_lua.SHARED_NAMES`): it does nothing on a route unless a `LuaPerRoute` there
+names one and gives the route's rules in its `filter_context` (compiled by the dispatcher
+once per worker, the first time a request needs them). A virtual host's rules are set on
+the virtual host; a route with its own transformations gets its own, or the filter
+disabled when its stage is done otherwise; a weighted cluster with its own likewise. Rules
+travel in the route configuration, so changing a template never touches the listener (no
+connection is drained).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from envoy.extensions.filters.http.lua.v3 import lua_pb2
 from envoy.extensions.filters.network.http_connection_manager.v3 import (
     http_connection_manager_pb2 as hcm_pb2,
 )
+from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
 from gw.translator import ir
@@ -31,7 +34,13 @@ from gw.translator.envoy.transform import (
     stage_of,
     weighted_clusters,
 )
-from gw.translator.envoy.transform_lua import script_source
+from gw.translator.envoy.transform_lua import (
+    ID_KEY,
+    RULES_KEY,
+    SHARED_NAMES,
+    route_rules,
+    shared_source,
+)
 
 
 class TransformScript:
@@ -57,7 +66,13 @@ class TransformScript:
         return None
 
     def _filter(self) -> hcm_pb2.HttpFilter:
-        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(lua_pb2.Lua()))
+        """Every variant of the shared script, whatever the routes need now: a route
+        that comes to need another changes only the route configuration."""
+        config = lua_pb2.Lua()
+        for (on_request, on_response), name in SHARED_NAMES.items():
+            source = shared_source(on_request, on_response)
+            config.source_codes[name].CopyFrom(base_pb2.DataSource(inline_string=source))
+        return hcm_pb2.HttpFilter(name=self.name, typed_config=pack(config))
 
     def per_virtual_host(self, vhost: ir.VirtualHost) -> Message | None:
         script = self._script(vhost.transformations)
@@ -90,8 +105,14 @@ class TransformScript:
         return None
 
     def _run(self, script: ir.TransformationScript) -> Message:
-        source = script_source(script, self.state)
-        config: Message = lua_pb2.LuaPerRoute(source_code=base_pb2.DataSource(inline_string=source))
+        rules = route_rules(script, self.state)
+        if rules.script is None:  # rules that hook nothing do nothing, as the filter disabled
+            disabled: Message = lua_pb2.LuaPerRoute(disabled=True)
+            return disabled
+        context = struct_pb2.Struct()
+        context.fields[ID_KEY].string_value = rules.digest
+        context.fields[RULES_KEY].string_value = rules.source
+        config: Message = lua_pb2.LuaPerRoute(name=rules.script, filter_context=context)
         return config
 
     def resources(self, proxy: ir.Proxy) -> Iterable[tuple[str, str, Message]]:

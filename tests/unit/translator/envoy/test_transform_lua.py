@@ -4,19 +4,39 @@ template functions, and whole scripts on a stand-in stream handle."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from envoy.config.listener.v3 import listener_pb2
+from envoy.config.route.v3 import route_pb2
+from envoy.extensions.filters.http.lua.v3 import lua_pb2
+from envoy.extensions.filters.network.http_connection_manager.v3 import (
+    http_connection_manager_pb2 as hcm_pb2,
+)
+from google.protobuf.message import Message
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gw.translator import ir
-from gw.translator.envoy.transform_lua import program, runtime, script_source
+from gw.translator.envoy import names
+from gw.translator.envoy.transform_lua import (
+    ID_KEY,
+    RULES_KEY,
+    SHARED_NAMES,
+    RouteRules,
+    program,
+    route_rules,
+    runtime,
+    shared_source,
+)
 from gw.translator.envoy.transform_templates import compile_template
 from gw.translator.gateway.template import parse_template
 from gw.translator.regex_program import lua_pattern
+from tests.golden.test_golden import ALL_CASES, case_id, translate_case
 from tests.support.lua_envoy import LuaEnvoy
 
 lupa = pytest.importorskip("lupa.luajit21")
@@ -222,9 +242,9 @@ def test_replace_with_random_is_random_and_stable_within_a_render(lua: Any) -> N
     assert second.split("-")[0] != left
 
 
-def _script(request: ir.Step | None = None, response: ir.Step | None = None) -> str:
+def _script(request: ir.Step | None = None, response: ir.Step | None = None) -> RouteRules:
     rule = ir.RequestRule(request=request, response=response)
-    return script_source(ir.TransformationScript(request_rules=(rule,)), "gw.transform.regular")
+    return route_rules(ir.TransformationScript(request_rules=(rule,)), "gw.transform.regular")
 
 
 def _template(text: str) -> tuple[ir.Node, ...]:
@@ -263,7 +283,7 @@ def test_a_header_value_with_a_line_break_is_a_bad_request() -> None:
 
 def test_response_reads_the_request_headers_from_envoy() -> None:
     """request_header() on a response reads the stream's request headers (Envoy's
-    `requestHeaders()`): a response-only script hooks no request and keeps nothing."""
+    `requestHeaders()`): response-only rules do nothing on the request and keep nothing."""
     step = ir.TemplateTransformation(
         headers=(
             ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-q") }}')),
@@ -275,7 +295,11 @@ def test_response_reads_the_request_headers_from_envoy() -> None:
     )
     envoy = LuaEnvoy()
     source = _script(response=step)
-    assert "envoy_on_request" not in source
+    assert (source.on_request, source.on_response, source.script) == (
+        False,
+        True,
+        "gw.transform.response",
+    )
     envoy.run(source, "request", [("x-q", "asked"), ("x-other", "too")])
     handle = envoy.run(source, "response", [(":status", "200"), ("x-which", "X-Other")])
     assert ("x-echo", "asked") in envoy.headers(handle)
@@ -300,7 +324,7 @@ def test_a_response_reads_the_request_as_the_request_step_left_it() -> None:
         ),
         ir.RequestRule(request=request, response=response),
     )
-    source = script_source(ir.TransformationScript(request_rules=rules), "gw.transform.regular")
+    source = route_rules(ir.TransformationScript(request_rules=rules), "gw.transform.regular")
     envoy = LuaEnvoy()
     envoy.run(source, "request", [(":path", "/b"), ("x-q", "asked")])
     assert envoy.metadata["gw.transform.regular"]["request"] == 2
@@ -379,3 +403,63 @@ def test_merge_json_keys_and_single_replace_of_a_group() -> None:
         "items": [1, 2], "gone": 1, "card": "****-5678", "meta": {"count": 2}, "kept": "",
         "masked": "****-5678",
     }  # fmt: skip
+
+
+def _messages(resources: Any, message: type[Message]) -> list[Any]:
+    return [message.FromString(r.SerializeToString()) for r in resources.values()]
+
+
+def _lua_filters(listener: listener_pb2.Listener) -> list[lua_pb2.Lua]:
+    out = []
+    for chain in listener.filter_chains:
+        for network in chain.filters:
+            if network.name != names.HCM:
+                continue
+            manager = hcm_pb2.HttpConnectionManager()
+            network.typed_config.Unpack(manager)
+            for http_filter in manager.http_filters:
+                if http_filter.name.endswith(".lua"):
+                    config = lua_pb2.Lua()
+                    http_filter.typed_config.Unpack(config)
+                    out.append(config)
+    return out
+
+
+def test_routes_carry_rules_and_name_a_shared_script(tmp_path: Path) -> None:
+    """The runtime is in each listener Lua filter once per variant of the shared script;
+    a route's config names the variant for its hooks and carries only its rules and their
+    digest (every route's script held the runtime before: 81 KiB of Envoy's memory each)."""
+    case = next(c for c in ALL_CASES if case_id(c) == "transformation-templates")
+    _, result = translate_case(case, tmp_path)
+    (xds,) = result.served.values()
+    filters = [
+        f
+        for listener in _messages(xds.resources[names.LISTENER], listener_pb2.Listener)
+        for f in _lua_filters(listener)
+    ]
+    assert filters
+    for config in filters:
+        assert set(config.source_codes) == set(SHARED_NAMES.values())
+        assert not config.HasField("default_source_code")
+        for (on_request, on_response), name in SHARED_NAMES.items():
+            source = config.source_codes[name].inline_string
+            assert source == shared_source(on_request, on_response) and runtime() in source
+    found = [
+        lua_pb2.LuaPerRoute.FromString(typed[name].value)
+        for routes in _messages(xds.resources[names.ROUTE], route_pb2.RouteConfiguration)
+        for vhost in routes.virtual_hosts
+        for typed in (
+            vhost.typed_per_filter_config,
+            *(r.typed_per_filter_config for r in vhost.routes),
+        )
+        for name in typed
+        if name.endswith(".lua")
+    ]
+    running = [c for c in found if not c.disabled]
+    assert running and not any(c.HasField("source_code") for c in found)
+    for config in running:
+        rules = config.filter_context.fields[RULES_KEY].string_value
+        assert config.name in SHARED_NAMES.values()
+        digest = hashlib.sha256(rules.encode()).hexdigest()[:24]
+        assert config.filter_context.fields[ID_KEY].string_value == digest
+        assert rules.startswith("local R = ...\nreturn {") and runtime() not in rules
