@@ -53,10 +53,11 @@ def https_get(
     trust: KeyPair | None = CA,
     alpn: list[str] | None = None,
     client: Path | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Reply:
     """One request on a new TLS connection to 127.0.0.1:`port` sending SNI `sni` (None: no
     SNI). With `trust`, the server certificate must chain to it and name `sni`. `client`: a
-    PEM file holding a client certificate and its key."""
+    PEM file holding a client certificate and its key. `headers`: more request headers."""
     context = ssl.create_default_context()
     if trust is None:
         context.check_hostname = False
@@ -74,7 +75,10 @@ def https_get(
             negotiated = tls.selected_alpn_protocol()
             if negotiated == "h2":  # the handshake is what was asked for
                 return Reply(x509.load_der_x509_certificate(der), negotiated, 0, {}, b"")
-            request = f"GET {path} HTTP/1.1\r\nHost: {host or sni}\r\nConnection: close\r\n\r\n"
+            extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+            request = (
+                f"GET {path} HTTP/1.1\r\nHost: {host or sni}\r\n{extra}Connection: close\r\n\r\n"
+            )
             tls.sendall(request.encode())
             response = http.client.HTTPResponse(tls)
             response.begin()
@@ -439,3 +443,53 @@ def test_gwctl_shows_ssl_and_secrets_never_leak(env: Env) -> None:
 def _reason_has(env: Env, key: str, text: str) -> dict[str, Any] | None:
     status = env.gw.status(key)
     return status if status is not None and text in status["reason"] else None
+
+
+def test_lua_transformations_run_on_a_tls_host(tmp_path: Path) -> None:
+    """A TLS virtual host's routes carry whole transformation scripts (its own chain holds
+    none, unlike a plain listener's filter): a request template that needs the Lua runtime
+    writes a header the upstream sees, and a response template reads a request header."""
+    echo = Echo(tmp_path, "alpha")
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "upstreams.yaml").write_text(upstream("alpha", echo.port))
+    secret = tls_secret_yaml("tls-t", "default", make_cert(["t.test"], CA))
+    (folder / "tls-t.yaml").write_text(secret)
+    (folder / "t.yaml").write_text(TRANSFORMED_TLS_HOST)
+    gw = GwUp(folder, tmp_path / "home")
+    try:
+        gw.wait_status("VirtualService default.t", "Accepted")
+        wait_until(lambda: https_get(gw.https_port, "t.test").status == 200, what="t.test")
+        for gold, tier in (("yes", "gold"), ("no", "basic")):
+            extra = {"x-gold": gold, "x-ask": f"asked-{tier}"}
+            reply = https_get(gw.https_port, "t.test", path="/hello", headers=extra)
+            assert reply.status == 200 and reply.headers["x-asked"] == f"asked-{tier}"
+            echoed = httpx.Response(200, content=reply.body).json()
+            assert echoed["headers"]["x-tier"] == tier
+    finally:
+        gw.stop()
+        echo.stop()
+
+
+TRANSFORMED_TLS_HOST = """apiVersion: gateway.vendor.io/v1
+kind: VirtualService
+metadata: {name: t, namespace: default}
+spec:
+  sslConfig:
+    secretRef: {name: tls-t, namespace: default}
+  virtualHost:
+    domains: [t.test]
+    options:
+      transformations:
+        requestTransformation:
+          transformationTemplate:
+            headers:
+              x-tier: {text: '{% if header("x-gold") == "yes" %}gold{% else %}basic{% endif %}'}
+        responseTransformation:
+          transformationTemplate:
+            headers:
+              x-asked: {text: '{{ request_header("x-ask") }}'}
+    routes:
+      - matchers: [{prefix: /}]
+        routeAction: {single: {upstream: {name: alpha, namespace: gw-system}}}
+"""

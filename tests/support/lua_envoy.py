@@ -142,6 +142,20 @@ class LuaEnvoy:
             self.request = handle
         return handle
 
+    def run_script(
+        self, source: str, phase: str, headers: list[tuple[str, str]], body: str = ""
+    ) -> Any:
+        """One phase of the stream on a route whose config carries the whole `source`
+        (`transform_lua.standalone_source`, the routes of TLS virtual hosts)."""
+        pairs = self.lua.table(*(self.lua.table(k.lower(), v) for k, v in headers))
+        request = self.request if phase == "response" else None
+        context = self.lua.table()
+        handle = self.lua.globals().make_handle(pairs, body, self.metadata, request, context)
+        handle = self.lua.globals().run(source, phase, handle)
+        if phase == "request":
+            self.request = handle
+        return handle
+
     @staticmethod
     def headers(handle: Any) -> list[tuple[str, str]]:
         return [(kv[1], kv[2]) for kv in handle.h.list.values()]

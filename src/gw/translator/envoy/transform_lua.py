@@ -117,6 +117,25 @@ def route_rules(script: ir.TransformationScript, state_namespace: str) -> RouteR
     return RouteRules(source, digest, on_request, _responds(script))
 
 
+@functools.lru_cache(maxsize=1024)
+def standalone_source(script: ir.TransformationScript, state_namespace: str) -> str:
+    """The whole script of `script` on one route, runtime and rules together, for a
+    route's `LuaPerRoute.source_code` (the routes of TLS virtual hosts): the same rules,
+    run by the same runtime steps, with only the hooks they need."""
+    rules = route_rules(script, state_namespace)
+    body = rules.source.removeprefix("local R = ...\n")
+    hooks = [
+        *([_STANDALONE_REQUEST] if rules.on_request else []),
+        *([_STANDALONE_RESPONSE] if rules.on_response else []),
+    ]
+    runs = "local S = (function(R)\n" + body + "end)(R)\n"
+    return "local R = (function()\n" + runtime() + "end)()\n" + runs + "".join(hooks)
+
+
+_STANDALONE_REQUEST = "function envoy_on_request(handle) R.on_request(handle, S) end\n"
+_STANDALONE_RESPONSE = "function envoy_on_response(handle) R.on_response(handle, S) end\n"
+
+
 def _static(script: ir.TransformationScript) -> bool:
     rules = script.request_rules
     return len(rules) == 0 or (len(rules) == 1 and rules[0].condition is None)

@@ -32,6 +32,7 @@ from gw.translator.envoy.transform_lua import (
     route_rules,
     runtime,
     shared_source,
+    standalone_source,
 )
 from gw.translator.envoy.transform_templates import compile_template
 from gw.translator.gateway.template import parse_template
@@ -463,3 +464,61 @@ def test_routes_carry_rules_and_name_a_shared_script(tmp_path: Path) -> None:
         digest = hashlib.sha256(rules.encode()).hexdigest()[:24]
         assert config.filter_context.fields[ID_KEY].string_value == digest
         assert rules.startswith("local R = ...\nreturn {") and runtime() not in rules
+
+
+def test_a_tls_hosts_routes_carry_whole_scripts(tmp_path: Path) -> None:
+    """A TLS virtual host's chain is its own, and Envoy sends a TLS listener whole when a
+    chain changes: its Lua filter holds no script, and its routes carry whole ones."""
+    case = next(c for c in ALL_CASES if case_id(c) == "transform-tls-host")
+    _, result = translate_case(case, tmp_path)
+    (xds,) = result.served.values()
+    tls = [
+        listener
+        for listener in _messages(xds.resources[names.LISTENER], listener_pb2.Listener)
+        if any(chain.filter_chain_match.server_names for chain in listener.filter_chains)
+    ]
+    (config,) = [f for listener in tls for f in _lua_filters(listener)]
+    assert len(config.source_codes) == 0 and not config.HasField("default_source_code")
+    (route_config,) = [
+        lua_pb2.LuaPerRoute.FromString(route.typed_per_filter_config[name].value)
+        for routes in _messages(xds.resources[names.ROUTE], route_pb2.RouteConfiguration)
+        for vhost in routes.virtual_hosts
+        for route in vhost.routes
+        for name in route.typed_per_filter_config
+        if name.endswith(".lua")
+    ]
+    source = route_config.source_code.inline_string
+    assert runtime() in source and not route_config.name
+    assert "function envoy_on_request" in source and "envoy_on_response" not in source
+
+
+@pytest.mark.parametrize("with_response", [False, True])
+def test_a_whole_script_does_what_the_shared_one_does(with_response: bool) -> None:
+    """The same rules, run by the shared script (plain listeners) and as a whole script
+    (TLS virtual hosts), change the request and the response alike."""
+    step = ir.TemplateTransformation(
+        headers=(ir.RenderedHeader(name="x-a", template=_template('{{ header("x-in") }}!')),),
+        parse_json=False,
+    )
+    echo = ir.TemplateTransformation(
+        headers=(
+            ir.RenderedHeader(name="x-echo", template=_template('{{ request_header("x-in") }}')),
+        ),
+        parse_json=False,
+    )
+    rule = ir.RequestRule(request=step, response=echo if with_response else None)
+    script = ir.TransformationScript(request_rules=(rule,))
+    shared, whole = LuaEnvoy(), LuaEnvoy()
+    rules = route_rules(script, "gw.transform.regular")
+    source = standalone_source(script, "gw.transform.regular")
+    outcomes = []
+    for envoy, run in (
+        (shared, lambda *a: shared.run(rules, *a)),
+        (whole, lambda *a: whole.run_script(source, *a)),
+    ):
+        request = envoy.headers(run("request", [("x-in", "v")]))
+        response = envoy.headers(run("response", [(":status", "200")]))
+        outcomes.append((request, response))
+    assert outcomes[0] == outcomes[1]
+    assert ("x-a", "v!") in outcomes[0][0]
+    assert (("x-echo", "v") in outcomes[0][1]) is with_response
