@@ -1,14 +1,16 @@
 """Transformation scripts → Lua for Envoy's Lua filter.
 
-What a route runs is in two parts. The shared script (`shared_source`) is gw's fixed
-runtime (`transform_runtime.lua`, `transform_engine.lua`: JSON, template values and
-functions, the regex machine, the steps) and a dispatcher; it is the listener filter's
-one named source code, compiled once per worker. A route's rules (`rules_source`) are a
-Lua chunk returning the table `S` of its stage's rules, in which every template is
-compiled to a Lua function and every regex to a program; they travel in the route's
-`LuaPerRoute.filter_context`, and the dispatcher compiles each distinct chunk once per
-worker, the first time a request needs it. The output is deterministic: the same IR
-gives the same bytes.
+On a plain listener, what a route runs is in two parts. The shared script
+(`shared_source`) is gw's fixed runtime (`transform_runtime.lua`, `transform_engine.lua`:
+JSON, template values and functions, the regex machine, the steps) and a dispatcher; the
+listener filter holds it once per variant (`SHARED_NAMES`: by the hooks it defines),
+compiled once per worker. A route's rules (`route_rules`) are a Lua chunk returning the
+table `S` of its stage's rules, in which every template is compiled to a Lua function and
+every regex to a program; they travel in the route's `LuaPerRoute.filter_context`, and
+the dispatcher compiles each distinct chunk once per worker, the first time a request
+needs it. A TLS virtual host's routes carry the runtime and their rules in one script
+(`standalone_source`; `transform_script.TransformScript._run` says why). The output is
+deterministic: the same IR gives the same bytes.
 
 Before, every route's `LuaPerRoute.source_code` held the whole runtime (35 KB) with its
 rules: Envoy spent 81 KiB of memory per such route (90 MiB for 1,000, against 11 MiB
