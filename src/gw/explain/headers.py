@@ -93,8 +93,11 @@ def lua(http_filter: hcm_pb2.HttpFilter, found: Any, ctx: Context) -> Result:
     if config is None or config.disabled:
         return FilterStep(name=name, kind="transformation", summary="no template here"), None
     rules = config.filter_context.fields.get(RULES_KEY)
-    size = len(rules.string_value) if rules is not None else len(config.source_code.inline_string)
-    summary = f"runs this route's transformation templates (Lua rules of {size} bytes)"
+    if rules is not None:  # run by the listener's shared script
+        what = f"Lua rules of {len(rules.string_value)} bytes"
+    else:  # a whole script (the routes of TLS virtual hosts)
+        what = f"a Lua script of {len(config.source_code.inline_string)} bytes"
+    summary = f"runs this route's transformation templates ({what})"
     detail = (
         "explain does not run templates: one that cannot render (a missing variable, a body "
         f"that is not JSON) answers 400 {TEMPLATE_FAILED}<why>"
