@@ -56,19 +56,27 @@ SHARED_NAMES: dict[tuple[bool, bool], str] = {
 RULES_KEY = "rules"
 ID_KEY = "id"
 
+#: Rules kept per worker in one generation (see `_DISPATCHER`).
+GENERATION = 4096
+
 #: Finds the rules of the route a request is on: each distinct chunk compiled once per
-#: worker, the first time a request needs it, and kept by its digest (up to 1,024: then
-#: the kept ones are dropped, so that the rules of route configurations long replaced do
-#: not stay).
-_DISPATCHER = f"""
-local kept, count = {{}}, 0
+#: worker, the first time a request needs it, and kept by its digest in two generations.
+#: Rules found in the older one move to the current one; when the current one holds
+#: `generation` rules it becomes the older one, and what was older is dropped. The rules of
+#: route configurations long replaced go, those in use stay (up to twice `generation` in
+#: use, none is compiled twice), and the memory is bounded.
+_DISPATCHER = """
+local kept, older, count = {{}}, {{}}, 0
 local function rules(handle)
   local context = handle:filterContext()
-  local id = context:get("{ID_KEY}")
+  local id = context:get("{id}")
   local S = kept[id]
   if S == nil then
-    if count >= 1024 then kept, count = {{}}, 0 end
-    S = assert(loadstring(context:get("{RULES_KEY}"), "=gw.transform"))(R)
+    S = older[id]
+    if S == nil then
+      S = assert(loadstring(context:get("{rules}"), "=gw.transform"))(R)
+    end
+    if count >= {generation} then kept, older, count = {{}}, kept, 0 end
     kept[id], count = S, count + 1
   end
   return S
@@ -82,8 +90,15 @@ _ON_RESPONSE = "function envoy_on_response(handle) R.on_response(handle, rules(h
 def shared_source(on_request: bool, on_response: bool) -> str:
     """A listener filter's script with the hooks asked for: the runtime, the dispatcher,
     the hooks."""
+    return shared_source_kept(on_request, on_response, GENERATION)
+
+
+@functools.cache
+def shared_source_kept(on_request: bool, on_response: bool, generation: int) -> str:
+    """`shared_source` keeping `generation` rules per generation (tests keep fewer)."""
     hooks = (_ON_REQUEST if on_request else "") + (_ON_RESPONSE if on_response else "")
-    return "local R = (function()\n" + runtime() + "end)()\n" + _DISPATCHER + hooks
+    dispatcher = _DISPATCHER.format(id=ID_KEY, rules=RULES_KEY, generation=generation)
+    return "local R = (function()\n" + runtime() + "end)()\n" + dispatcher + hooks
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from gw.translator.envoy.transform_lua import (
     route_rules,
     runtime,
     shared_source,
+    shared_source_kept,
     standalone_source,
 )
 from gw.translator.envoy.transform_templates import compile_template
@@ -522,3 +523,39 @@ def test_a_whole_script_does_what_the_shared_one_does(with_response: bool) -> No
     assert outcomes[0] == outcomes[1]
     assert ("x-a", "v!") in outcomes[0][0]
     assert (("x-echo", "v") in outcomes[0][1]) is with_response
+
+
+def test_the_dispatcher_compiles_each_rules_once_and_keeps_two_generations() -> None:
+    """Each distinct rules chunk is compiled once per worker; when a generation is full
+    it becomes the older one, rules found there move back without being compiled again,
+    and only what neither holds is compiled (here a generation of 2)."""
+    envoy = LuaEnvoy()
+    lua = envoy.lua
+    compiled: list[str] = []
+    loadstring = lua.globals().loadstring
+
+    def counted(code: str, name: str) -> Any:
+        compiled.append(code)
+        return loadstring(code, name)
+
+    env = lua.eval("setmetatable({}, {__index = _G})")
+    env.loadstring = counted
+    chunk = loadstring(shared_source_kept(True, False, 2))
+    lua.globals().setfenv(chunk, env)
+    chunk()
+    sources = {}
+
+    def ask(name: str) -> None:
+        header = ir.RenderedHeader(name=f"x-{name}", template=_template(name))
+        step = ir.TemplateTransformation(headers=(header,), parse_json=False)
+        script = ir.TransformationScript(request_rules=(ir.RequestRule(request=step),))
+        rules = route_rules(script, "gw.transform.regular")
+        sources[name] = rules.source
+        context = lua.table_from({ID_KEY: rules.digest, RULES_KEY: rules.source})
+        handle = lua.globals().make_handle(lua.table(), "", envoy.metadata, None, context)
+        env.envoy_on_request(handle)
+        assert (f"x-{name}", name) in envoy.headers(handle)
+
+    for name in "a b a c a b c d a".split():
+        ask(name)
+    assert compiled == [sources[n] for n in "a b c d a".split()]
