@@ -86,7 +86,6 @@ _ON_REQUEST = "function envoy_on_request(handle) R.on_request(handle, rules(hand
 _ON_RESPONSE = "function envoy_on_response(handle) R.on_response(handle, rules(handle)) end\n"
 
 
-@functools.cache
 def shared_source(on_request: bool, on_response: bool) -> str:
     """A listener filter's script with the hooks asked for: the runtime, the dispatcher,
     the hooks."""
