@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import make_dataclass
 from functools import cache, cached_property
-from typing import Annotated, Any, ClassVar, get_args
+from operator import itemgetter
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -170,17 +171,23 @@ class ResourceKey(tuple[str, str, str]):
         one argument, which `__new__` does not take)."""
         return (self[0], self[1], self[2])
 
-    @property
-    def kind(self) -> str:
-        return self[0]
+    # The tuple's own item getters, in C: keys are read millions of times in a
+    # translation of 100,000 resources, twice as fast as a Python property.
+    if TYPE_CHECKING:
 
-    @property
-    def namespace(self) -> str:
-        return self[1]
+        @property
+        def kind(self) -> str: ...
 
-    @property
-    def name(self) -> str:
-        return self[2]
+        @property
+        def namespace(self) -> str: ...
+
+        @property
+        def name(self) -> str: ...
+
+    else:
+        kind = property(itemgetter(0))
+        namespace = property(itemgetter(1))
+        name = property(itemgetter(2))
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}.{self.name}"

@@ -40,6 +40,8 @@ def refine_destination(
     the Upstream resource behind it (None for a service addressed directly)."""
     if target is None:
         return None
+    if upstream is None and dest.subset is None and dest.destination_spec is None:
+        return target  # what each refinement below gives then, for most routes
     subset = route_subset(upstream, dest.subset, f"{field}.subset", report)
     ok, invocation = resolve_lambda(upstream, dest.destination_spec, refs, field, report)
     called, function = resolve_function(upstream, dest.destination_spec, refs, field, report)

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from gw import api
 from gw.api import Resource, ResourceKey
-from gw.snapshot import InputError, Snapshot
+from gw.snapshot import InputError, Lineage, Snapshot, Source
 from gw.translator.clock import Clock, same_answers
 from gw.translator.gateway.contribution import BuiltHost, Contribution
 from gw.translator.gateway.settings import DEFAULT_ROUTES, RoutePolicy
@@ -247,23 +247,42 @@ def merge(built: BuiltHost, refs: Refs, reports: Reports) -> None:
 
 
 class WatchedSnapshot(Snapshot):
-    """A snapshot whose lookups are recorded in `reads` (what a host build looked at)."""
+    """A snapshot whose lookups are recorded in `reads` (what a host build looked at).
+
+    One is made per host build, and most builds never look at it (only a TLS host reads
+    a secret through it): the recording views of its resources and errors are made when
+    first asked for, instead of a whole snapshot's fields for every host."""
 
     __slots__ = ("_reads", "_inner")
     _reads: Reads
     _inner: Snapshot
 
+    def __init__(self, inner: Snapshot, reads: Reads) -> None:
+        # Snapshot's own fields stay unset (the properties below answer for them), but for
+        # its index by kind, which `keys_of_kind` below leaves empty.
+        object.__setattr__(self, "_reads", reads)
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_by_kind", {})
+
     @classmethod
     def of(cls, snapshot: Snapshot, reads: Reads) -> WatchedSnapshot:
-        watched = cls(
-            resources=_WatchedResources(snapshot.resources, reads),
-            sources=snapshot.sources,
-            errors=_WatchedErrors(snapshot.errors, reads),
-            lineage=snapshot.lineage,
-        )
-        object.__setattr__(watched, "_reads", reads)
-        object.__setattr__(watched, "_inner", snapshot)
-        return watched
+        return cls(snapshot, reads)
+
+    @property
+    def resources(self) -> Mapping[ResourceKey, Resource]:
+        return _WatchedResources(self._inner.resources, self._reads)
+
+    @property
+    def errors(self) -> tuple[InputError, ...]:
+        return _WatchedErrors(self._inner.errors, self._reads)
+
+    @property
+    def sources(self) -> Mapping[ResourceKey, Source]:
+        return self._inner.sources
+
+    @property
+    def lineage(self) -> Lineage:
+        return self._inner.lineage
 
     def of_kind(self, kind: type[R]) -> list[R]:
         self.keys_of_kind(kind.KIND)
@@ -274,6 +293,10 @@ class WatchedSnapshot(Snapshot):
         resources = self._inner.resources
         self._reads.kinds[kind] = tuple(resources[k] for k in keys)
         return keys
+
+    def kinds(self) -> list[str]:
+        self._reads.everything = True
+        return self._inner.kinds()
 
 
 class _WatchedResources(Mapping[ResourceKey, Resource]):

@@ -71,6 +71,8 @@ def merge_option_refs(
 ) -> Merged | None:
     """The inline options completed by the `kind` resources `config_refs` name, in their
     order (a field set earlier wins); rejected ones are left out."""
+    if config_refs is None:
+        return inline  # most hosts and routes name no option resources
     merged = inline
     found_all: list[Any] = _resolve(kind, config_refs, referrer, field, refs, report)
     for found in (f for f in found_all if not reports.rejected(f.key)):

@@ -34,6 +34,8 @@ from gw.translator.reports import Reports, ResourceReport
 
 _OPTIONS = "spec.virtualHost.options"
 _NO_OPTIONS = VirtualHostOptions()
+#: The JWT of a host that sets no options (nothing changes a `HostJwt` once made).
+_NO_JWT = HostJwt()
 
 
 def vhost_name(namespace: str, name: str) -> str:
@@ -316,6 +318,8 @@ def _security(
 ) -> tuple[HostJwt, ir.Rbac | None]:
     """The host's JWT checks (with its provider names, which route RBAC needs too) and its
     RBAC (an empty one denies all when Settings require RBAC)."""
+    if sets_nothing(options):  # no JWT options: no checks, and no RBAC but the required one
+        return _NO_JWT, ir.Rbac() if require_rbac else None
     jwt = build_host_jwt(
         options, field=_OPTIONS, vhost_name=name, referrer=vs.key, refs=refs, report=report
     )
