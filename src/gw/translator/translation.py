@@ -164,11 +164,12 @@ def _statuses(
 ) -> dict[ResourceKey, Status]:
     """A status for every gw resource (the orchestrator's own objects, secrets included,
     have none). `subresourceStatuses` names the proxies the resource landed on."""
-    keys = {k for k in snapshot.resources if k.kind not in STATUSLESS_KINDS}
-    keys |= {
-        e.key for e in snapshot.errors if e.key is not None and e.key.kind not in STATUSLESS_KINDS
+    keys = snapshot.sorted_keys(e.key for e in snapshot.errors if e.key is not None)
+    return {
+        key: _status(key, reports, accepted, landed.get(key, ()))
+        for key in keys
+        if key.kind not in STATUSLESS_KINDS
     }
-    return {key: _status(key, reports, accepted, landed.get(key, ())) for key in sorted(keys)}
 
 
 def _status(

@@ -28,10 +28,10 @@ def choose_contributions(
     reports: Reports,
 ) -> dict[ResourceKey, Contribution]:
     """Each resource's contribution: the fresh one when it is not rejected, else the last
-    accepted one."""
+    accepted one (`keys` sorted: the contributions come in their order)."""
     chosen: dict[ResourceKey, Contribution] = {}
     fallback: set[ResourceKey] = set()
-    for key in sorted(keys):
+    for key in keys:
         if reports.rejected(key):
             if key in previous:
                 chosen[key] = previous[key]

@@ -445,7 +445,7 @@ class _Update:
         present = build.snapshot.resources
         keys = self.others | {k for k in dirty if k in present or k in build.broken}
         made = {**build.built, **{k: self.placed[k] for k in dirty if k in self.placed}}
-        chosen = choose_contributions(keys, made, build.previous, build.reports)
+        chosen = choose_contributions(sorted(keys), made, build.previous, build.reports)
         touched = keys | dirty | {k for k in cache.others if k in cache.accepted}
         accepted = dict(cache.accepted)
         for key in touched:

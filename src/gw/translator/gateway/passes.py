@@ -250,7 +250,7 @@ def propagate(build: Build) -> None:
 
 
 def choose(build: Build) -> None:
-    keys = set(build.snapshot.resources) | build.broken
+    keys = build.snapshot.sorted_keys(build.broken)
     fresh = {**build.built, **build.hosts}
     build.accepted = choose_contributions(keys, fresh, build.previous, build.reports)
     build.stale = frozenset(k for k, c in build.accepted.items() if fresh.get(k) is not c)

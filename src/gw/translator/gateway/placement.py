@@ -130,15 +130,17 @@ def place_virtual_hosts(
     return out
 
 
-def _placed(
-    contribution: Contribution, placed: list[tuple[str, ir.VirtualHost]]
-) -> Contribution:
+def _placed(contribution: Contribution, placed: list[tuple[str, ir.VirtualHost]]) -> Contribution:
     """`contribution` with its hosts where they were placed: the very same one when that
     is where it put them (a gateway in the built-in one's place, most hosts)."""
     before = contribution.virtual_hosts
-    if placed and len(placed) == len(before) and all(
-        role == was_role and vhost is was
-        for (role, vhost), (was_role, was) in zip(placed, before, strict=True)
+    if (
+        placed
+        and len(placed) == len(before)
+        and all(
+            role == was_role and vhost is was
+            for (role, vhost), (was_role, was) in zip(placed, before, strict=True)
+        )
     ):
         return contribution
     secrets = contribution.secrets if placed else ()
