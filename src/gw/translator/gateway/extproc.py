@@ -84,6 +84,8 @@ def _attacher(
 ) -> Callable[[ir.VirtualHost, ir.ExtProcServer | None], ir.VirtualHost]:
     def attach(vhost: ir.VirtualHost, server: ir.ExtProcServer | None) -> ir.VirtualHost:
         """Every host gets the Settings' processors (they apply to all traffic)."""
+        if not vhost.ext_proc_servers and (server is None or server.service is None):
+            return vhost  # none to add, none to take away (most hosts)
         kept = tuple(s for s in vhost.ext_proc_servers or () if s.variant != variant)
         servers = kept if server is None or server.service is None else (*kept, server)
         if servers == (vhost.ext_proc_servers or ()):
