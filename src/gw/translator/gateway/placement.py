@@ -126,25 +126,9 @@ def place_virtual_hosts(
                             tls = defaults.apply(placed_vhost.tls, vs.spec.ssl_config)
                             placed_vhost = dataclasses.replace(placed_vhost, tls=tls)
                         placed.append((part.role, placed_vhost))
-        out[key] = _placed(contribution, placed)
+        secrets = contribution.secrets if placed else ()
+        out[key] = dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
     return out
-
-
-def _placed(contribution: Contribution, placed: list[tuple[str, ir.VirtualHost]]) -> Contribution:
-    """`contribution` with its hosts where they were placed: the very same one when that
-    is where it put them (a gateway in the built-in one's place, most hosts)."""
-    before = contribution.virtual_hosts
-    if (
-        placed
-        and len(placed) == len(before)
-        and all(
-            role == was_role and vhost is was
-            for (role, vhost), (was_role, was) in zip(placed, before, strict=True)
-        )
-    ):
-        return contribution
-    secrets = contribution.secrets if placed else ()
-    return dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
 
 
 def servable(gateways: Iterable[GatewayListener]) -> Callable[[str, ir.VirtualHost], bool]:
