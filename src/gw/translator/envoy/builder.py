@@ -47,7 +47,7 @@ from google.protobuf.message import Message
 from gw.translator import ir
 from gw.translator.envoy import names, shards, tls
 from gw.translator.envoy.clusters import build_cluster, build_load_assignment
-from gw.translator.envoy.dynamicforwardproxy import dns_cache_clusters, retarget
+from gw.translator.envoy.dynamicforwardproxy import dns_cache_clusters, retarget, retargets
 from gw.translator.envoy.extauth import server_headers
 from gw.translator.envoy.filters import HTTP_FILTERS
 from gw.translator.envoy.grpc_web import http1_only, where_grpc_can_reach, with_grpc_web
@@ -484,8 +484,10 @@ def _configuration(name: str, vhosts: list[Built], listener: ir.Listener) -> Wir
     configuration takes them as they are, and the messages are let go (see `xds.py`)."""
     fresh = [(i, b[1]) for i, b in enumerate(vhosts) if isinstance(b[1], rc_pb2.VirtualHost)]
     if fresh:
-        own = retarget([route_configuration(name, [m for _, m in fresh])], listener)[0]
-        for (i, _), message in zip(fresh, own.virtual_hosts, strict=True):
+        messages: Sequence[rc_pb2.VirtualHost] = [m for _, m in fresh]
+        if retargets(listener):  # changed in a copy: the messages built stay as built
+            messages = retarget([route_configuration(name, messages)], listener)[0].virtual_hosts
+        for (i, _), message in zip(fresh, messages, strict=True):
             vhosts[i] = (vhosts[i][0], message.SerializeToString(deterministic=True))
     data = [cast(bytes, b[1]) for b in vhosts]
     wire = route_configuration_wire(name, data, listener.route_options)

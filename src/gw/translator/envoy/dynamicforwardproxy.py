@@ -201,6 +201,12 @@ def _add_tls(out: cluster_pb2.Cluster, tls: ir.UpstreamTls) -> None:
         out.cluster_type.typed_config.CopyFrom(pack(config))
 
 
+def retargets(listener: ir.Listener) -> bool:
+    """Whether `retarget` may change the routes of `listener` (it has forward proxy
+    settings of its own); when not, the messages built need no copy of the listener's."""
+    return listener.plugins.dynamic_forward_proxy is not None
+
+
 def retarget(
     configs: list[route_pb2.RouteConfiguration], listener: ir.Listener
 ) -> list[route_pb2.RouteConfiguration]:
