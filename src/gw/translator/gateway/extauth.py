@@ -132,6 +132,8 @@ class ExtAuthResolver:
     def flow_routes(self, vhost_name: str) -> list[ir.Route]:
         """Routes for the callback and logout paths of each OIDC login the AuthConfigs this
         VirtualService uses hold, each sent to the extauth server with its own config."""
+        if not self.configs:
+            return []  # it uses no AuthConfig (most hosts)
         out: list[ir.Route] = []
         owner: dict[ir.RouteMatch, str] = {}
         for ident, use in sorted(self.configs.items(), key=lambda item: item[0]):

@@ -222,8 +222,9 @@ def check_sni_conflicts(build: Build) -> None:
 def check_server_users(build: Build) -> None:
     for vs in build.snapshot.of_kind(api.VirtualService):
         use = build.server_use[vs.key] = server_use_of(build, vs)
-        build.reports.add(use.findings)
-        build.refs.add(use.edges)
+        if use is not NO_SERVER_USE:  # nearly every VirtualService uses no server
+            build.reports.add(use.findings)
+            build.refs.add(use.edges)
 
 
 def server_use_of(build: Build, vs: api.VirtualService) -> ServerUse:
