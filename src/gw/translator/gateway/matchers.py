@@ -3,6 +3,8 @@ query parameters and methods; regexes checked with RE2 as Envoy compiles them.""
 
 from __future__ import annotations
 
+import functools
+
 from gw.api.virtualservice import Matcher
 from gw.translator import ir
 from gw.translator.regex import RegexError, capture_groups
@@ -49,14 +51,24 @@ def build_match(m: Matcher, field: str, report: ResourceReport) -> ir.RouteMatch
         if q.regex and not _regex_ok(q.value, f"{field}.queryParameters[{i}].value", report):
             return None
         query.append(ir.QueryMatch(name=q.name, value=q.value, regex=q.regex))
+    case_sensitive = m.case_sensitive is not False
+    if not headers and not query and not m.methods:
+        return _path_match(kind, path, case_sensitive)
     return ir.RouteMatch(
         path_kind=kind,  # type: ignore[arg-type]
         path=path,
-        case_sensitive=m.case_sensitive is not False,
+        case_sensitive=case_sensitive,
         headers=tuple(headers),
         query=tuple(query),
         methods=tuple(m.methods),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_match(kind: str, path: str, case_sensitive: bool) -> ir.RouteMatch:
+    """A match on the path alone, one value per path: the IR is frozen, and most routes of
+    a large configuration match a few paths (`/`, `/api`) alone."""
+    return ir.RouteMatch(path_kind=kind, path=path, case_sensitive=case_sensitive)  # type: ignore[arg-type]
 
 
 def _regex_ok(pattern: str, field: str, report: ResourceReport) -> bool:

@@ -82,6 +82,12 @@ def _to_cluster(cluster: str) -> ir.WeightedCluster:
     return ir.WeightedCluster(cluster=cluster)
 
 
+@functools.lru_cache(maxsize=4096)
+def _forward_to(clusters: tuple[ir.WeightedCluster, ...]) -> ir.Forward:
+    """A forward to `clusters` with no option: one value per destination, as `_to_cluster`."""
+    return ir.Forward(clusters=clusters)
+
+
 class RouteBuilder:
     """Builds the routes of one VirtualService, numbering them as Envoy will name them.
 
@@ -341,6 +347,8 @@ class RouteBuilder:
             return ir.DirectResponse(status=503)  # an upstream group that does not exist (warned)
         if not check_function_route(clusters, options.prefix_rewrite, field, self.report):
             return None
+        if target is None and sets_nothing(options):
+            return _forward_to(clusters)  # what the Forward below is then, shared
         return ir.Forward(
             clusters=clusters,
             cluster_header=target.cluster_header if target else None,
