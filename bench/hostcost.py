@@ -29,6 +29,7 @@ import yaml
 from tests.golden.test_golden import ALL_CASES, case_id, options_for
 
 from bench import report
+from bench.fixtures import write_config
 from gw.discovery import ServiceDiscovery
 from gw.store.directory import DirectoryStore
 from gw.translator.options import Options
@@ -59,12 +60,12 @@ def copy_of(vs: dict[str, Any], copy_number: int) -> dict[str, Any]:
     return out
 
 
-def _fastest(folder: Path, case: Path) -> float:
+def _fastest(folder: Path, options: Options) -> float:
     snapshot = ServiceDiscovery(Options().namespace)(DirectoryStore(folder).scan())
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        translate(snapshot, options_for(case))
+        translate(snapshot, options)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -90,8 +91,20 @@ def per_host(case: Path, copies: int, work: Path) -> tuple[float, int] | None:
         shutil.copy(case, folder / case.name)
     extra = [copy_of(vs, n) for n in range(copies) for vs in hosts]
     (copied / "copies.yaml").write_text(yaml.safe_dump_all(extra))
-    cost = (_fastest(copied, case) - _fastest(alone, case)) / len(extra)
+    options = options_for(case)
+    cost = (_fastest(copied, options) - _fastest(alone, options)) / len(extra)
     return cost * 1e6, len(hosts)
+
+
+def fixture_per_host(work: Path, hosts: int = 1_000) -> float:
+    """Microseconds one more one-route VirtualService of the scale fixture
+    (`fixtures.VS`, to one Upstream) costs: `hosts` more of them against 100."""
+    few, many = work / "fixture-few", work / "fixture-many"
+    for folder, count in ((few, 100), (many, 100 + hosts)):
+        shutil.rmtree(folder, ignore_errors=True)
+        write_config(folder, count)
+    options = Options(now=time.time())
+    return (_fastest(many, options) - _fastest(few, options)) / hosts * 1e6
 
 
 def main() -> None:
@@ -105,12 +118,14 @@ def main() -> None:
             found = per_host(case, args.copies, Path(tmp))
             if found is not None:
                 rows.append((case_id(case), found[1], found[0]))
+        fixture_us = fixture_per_host(Path(tmp))
     rows.sort(key=lambda row: -row[2])
     costs = [row[2] for row in rows]
     summary = {
         "median_us": statistics.median(costs),
         "p90_us": report.percentile(costs, 90),
         "max_us": costs[0],
+        "scale_fixture_us": fixture_us,
     }
     report.write(
         "hostcost",
@@ -122,7 +137,8 @@ What one more copy of each golden case's VirtualServices costs to translate
 (`python -m bench.hostcost --copies {args.copies}`): {len(rows)} cases; median
 {summary["median_us"]:.0f} µs, 90th percentile {summary["p90_us"]:.0f} µs, the costliest
 {summary["max_us"]:.0f} µs. The {min(args.top, len(rows))} costliest below; every case in
-the JSON. A one-route VirtualService of the scale fixture costs about 75 µs.
+the JSON. A one-route VirtualService of the scale fixture (`fixtures.VS`, measured the
+same way with 1,000 more of them) costs {fixture_us:.0f} µs.
 """,
     )
 
