@@ -27,7 +27,7 @@ def _snapshot() -> Snapshot:
 
 def test_it_answers_as_the_snapshot_it_watches() -> None:
     inner = _snapshot()
-    watched = WatchedSnapshot.of(inner, Reads())
+    watched = WatchedSnapshot(inner, Reads())
     assert watched.resources[HERE] is SECRET
     assert watched.resources.get(GONE) is None
     assert dict(watched.resources) == dict(inner.resources)
@@ -40,13 +40,13 @@ def test_it_answers_as_the_snapshot_it_watches() -> None:
 
 def test_nothing_is_recorded_until_the_build_looks() -> None:
     reads = Reads()
-    WatchedSnapshot.of(_snapshot(), reads)
+    WatchedSnapshot(_snapshot(), reads)
     assert reads == Reads()
 
 
 def test_each_look_is_recorded() -> None:
     reads = Reads()
-    watched = WatchedSnapshot.of(_snapshot(), reads)
+    watched = WatchedSnapshot(_snapshot(), reads)
     assert HERE in watched.resources
     assert watched.resources.get(GONE) is None
     assert reads.resources == {HERE: SECRET, GONE: None}
@@ -62,6 +62,6 @@ def test_each_look_is_recorded() -> None:
 
 def test_walking_every_resource_is_recorded_as_reading_everything() -> None:
     reads = Reads()
-    watched = WatchedSnapshot.of(_snapshot(), reads)
+    watched = WatchedSnapshot(_snapshot(), reads)
     assert len(list(watched)) == 2
     assert reads.everything

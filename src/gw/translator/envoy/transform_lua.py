@@ -139,7 +139,7 @@ def standalone_source(script: ir.TransformationScript, state_namespace: str) -> 
     route's `LuaPerRoute.source_code` (the routes of TLS virtual hosts): the same rules,
     run by the same runtime steps, with only the hooks they need."""
     rules = route_rules(script, state_namespace)
-    body = rules.source.removeprefix("local R = ...\n")
+    body = rules.source.removeprefix(_TAKES_RUNTIME)
     hooks = [
         *([_STANDALONE_REQUEST] if rules.on_request else []),
         *([_STANDALONE_RESPONSE] if rules.on_response else []),
@@ -163,7 +163,6 @@ def _rules_source(script: ir.TransformationScript, state_namespace: str) -> str:
     static = _static(script)
     keeps = _responds(script) and not static
     lines = [
-        "local R = ...",
         "return {",
         f"  state = {lua_string(state_namespace)}, log = {_bool(script.log)},",
         f"  keeps = {_bool(keeps)}, rule = {'1' if rules and static else 'nil'},",
@@ -175,7 +174,12 @@ def _rules_source(script: ir.TransformationScript, state_namespace: str) -> str:
         "  },",
         "}",
     ]
-    return "\n".join(lines) + "\n"
+    return _TAKES_RUNTIME + "\n".join(lines) + "\n"
+
+
+#: How a rules chunk starts: it is given the runtime `R` (`standalone_source` runs the
+#: rest inside its own script, where `R` is already there).
+_TAKES_RUNTIME = "local R = ...\n"
 
 
 def _responds(script: ir.TransformationScript) -> bool:

@@ -189,7 +189,7 @@ def build_memo(
     """Build `vs`, recording what the build read."""
     reads = Reads()
     clock = Clock.recording(options.now)
-    watched = WatchedSnapshot.of(snapshot, reads)
+    watched = WatchedSnapshot(snapshot, reads)
     built = build_host(
         vs,
         watched,
@@ -263,10 +263,6 @@ class WatchedSnapshot(Snapshot):
         object.__setattr__(self, "_reads", reads)
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_by_kind", {})
-
-    @classmethod
-    def of(cls, snapshot: Snapshot, reads: Reads) -> WatchedSnapshot:
-        return cls(snapshot, reads)
 
     @property
     def resources(self) -> Mapping[ResourceKey, Resource]:

@@ -121,11 +121,7 @@ def check_tls_material(
         return None
     pair = check_key_pair(cert_pem, key_pem)
     if pair.problem == "certificate":
-        report.error(
-            field,
-            f"{where} {CERT_KEY} is not a valid TLS secret: tls: failed to find any PEM data "
-            f"in certificate input ({pair.detail})",
-        )
+        report.error(field, _no_certificate(f"{where} {CERT_KEY}", pair.detail))
         return None
     if pair.problem == "key":
         report.error(
@@ -216,13 +212,17 @@ def _parse_certificates(
     try:
         certificates = x509.load_pem_x509_certificates(pem.encode())
     except ValueError as exc:
-        report.error(
-            field,
-            f"{what} is not a valid TLS secret: tls: failed to find any PEM data "
-            f"in certificate input ({_short(exc)})",
-        )
+        report.error(field, _no_certificate(what, _short(exc)))
         return []
     return certificates
+
+
+def _no_certificate(what: str, detail: str) -> str:
+    """The message for certificates that do not parse (`what`: the secret and its key)."""
+    return (
+        f"{what} is not a valid TLS secret: tls: failed to find any PEM data "
+        f"in certificate input ({detail})"
+    )
 
 
 def _short(exc: Exception) -> str:
