@@ -214,15 +214,13 @@ def propagate_rejections(refs: Refs, reports: Reports) -> set[ResourceKey]:
     resource rejected in the end. The outcome depends on the graph alone, not on the order
     the references are walked in, so a translation that redoes part of the graph
     (`gateway/incremental.py`) finds the same."""
-    rejected = rejected_closure(refs.edges, reports.rejected)
+    rejected = rejected_closure(refs.edges, reports)
     for referrer, edge in first_rejected_references(refs.edges, rejected, reports.rejected):
         reports.of(referrer).error(edge.field, rejection_message(edge.referent, reports))
     return rejected
 
 
-def rejected_closure(
-    edges: Iterable[Edge], rejected: Callable[[ResourceKey], bool]
-) -> set[ResourceKey]:
+def rejected_closure(edges: Iterable[Edge], reports: Reports) -> set[ResourceKey]:
     """The resources rejected once rejections flow from referents to referrers."""
     referrers: dict[ResourceKey, list[ResourceKey]] = {}
     keys: set[ResourceKey] = set()
@@ -231,7 +229,7 @@ def rejected_closure(
             referrers.setdefault(edge.referent, []).append(edge.referrer)
             keys.add(edge.referent)
             keys.add(edge.referrer)
-    out = {k for k in keys if rejected(k)}
+    out = reports.rejected_among(keys)
     todo = list(out)
     while todo:
         for referrer in referrers.get(todo.pop(), ()):

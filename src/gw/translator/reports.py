@@ -108,6 +108,14 @@ class Reports:
     def rejected(self, key: ResourceKey) -> bool:
         return self.state(key) is State.REJECTED
 
+    def rejected_among(self, keys: Iterable[ResourceKey]) -> set[ResourceKey]:
+        """Those of `keys` that are rejected, as `rejected` tells one by one (and records,
+        in a scope). Reports of their own answer from the resources they hold errors for:
+        a full build asks about every resource, 100,000 calls saved."""
+        if self._parent is not None:
+            return {k for k in keys if self.rejected(k)}
+        return {k for k, report in self._reports.items() if report.errors}.intersection(keys)
+
     def scope(self, seen: dict[ResourceKey, State] | None = None) -> Reports:
         """Reports that record apart from these (hand them back with `findings()`) and see
         what these hold when asked whether a resource is rejected; with `seen`, each such

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gw.api import STATUSLESS_KINDS, ResourceKey
-from gw.api.status import Status
+from gw.api.status import State, Status
 from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.envoy import Xds, XdsBuilder
@@ -179,7 +179,7 @@ def _status(
     landed: Iterable[str],
 ) -> Status:
     status = reports.status(key, subresources=landed)
-    if reports.rejected(key) and key in accepted:
+    if status.state is State.REJECTED and key in accepted:
         status = status.model_copy(update={"messages": [FALLBACK_MESSAGE]})
     return status
 

@@ -58,3 +58,21 @@ def test_a_scope_records_apart_and_sees_its_parent() -> None:
     parent.add(scope.findings())
     assert parent.of(vs).errors == (Finding("spec.virtualHost", "bad"),)
     assert parent.of(vs).warnings == (Finding("metadata", "duplicate"),)  # not twice
+
+
+def test_rejected_among_answers_as_rejected_one_by_one() -> None:
+    """Reports of their own answer from the resources they hold errors for, a scope key
+    by key (recording what it saw): both give what `rejected` gives for each key."""
+    parent = Reports()
+    keys = [ResourceKey("VirtualService", "default", f"vs-{i}") for i in range(6)]
+    parent.of(keys[0]).error("spec", "bad")
+    parent.of(keys[1]).warning("spec", "careful")
+    parent.of(keys[2])  # a report without findings
+    unasked = ResourceKey("Upstream", "default", "broken")
+    parent.of(unasked).error("spec", "bad")
+    assert parent.rejected_among(keys) == {k for k in keys if parent.rejected(k)} == {keys[0]}
+    seen: dict[ResourceKey, State] = {}
+    scope = parent.scope(seen)
+    scope.of(keys[3]).error("spec", "bad in the scope")
+    assert scope.rejected_among(iter(keys)) == {keys[0], keys[3]}
+    assert set(seen) == set(keys) - {keys[3]}  # asked of the parent: recorded

@@ -7,7 +7,7 @@ resource's last accepted version is rejected in turn: the one served keeps the c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from gw.api import ResourceKey
 from gw.translator.gateway.contribution import Contribution
@@ -22,7 +22,7 @@ Claim = tuple[str, str, str]
 
 
 def choose_contributions(
-    keys: Iterable[ResourceKey],
+    keys: Sequence[ResourceKey],
     fresh: Mapping[ResourceKey, Contribution],
     previous: Mapping[ResourceKey, Contribution],
     reports: Reports,
@@ -31,8 +31,9 @@ def choose_contributions(
     accepted one (`keys` sorted: the contributions come in their order)."""
     chosen: dict[ResourceKey, Contribution] = {}
     fallback: set[ResourceKey] = set()
+    rejected = reports.rejected_among(keys)
     for key in keys:
-        if reports.rejected(key):
+        if key in rejected:
             if key in previous:
                 chosen[key] = previous[key]
                 fallback.add(key)

@@ -210,11 +210,14 @@ def check_part_conflicts(
     another part (a TCP host, a plain HTTP part, a VirtualService of another TLS part):
     Envoy would refuse the listener. It is rejected, as two VirtualServices claiming one
     SNI name on the HTTPS listener are."""
+    hybrids = [g for g in gateways if g.matched]
+    if not hybrids:  # most installs: no host to look at
+        return
     by_role: dict[str, list[tuple[ResourceKey, ir.VirtualHost]]] = defaultdict(list)
     for key, contribution in sorted(hosts.items()):
         for role, vhost in contribution.virtual_hosts:
             by_role[role].append((key, vhost))
-    for g in gateways:
+    for g in hybrids:
         owners: dict[Claim, set[tuple[str, str | ResourceKey]]] = defaultdict(set)
         for section in g.matched:
             for claim in section.fixed_claims():

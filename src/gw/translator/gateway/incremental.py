@@ -625,8 +625,8 @@ def outside_closure(
     references, of those in `edges` or `keys` (what both kinds of build compare).
     `closure`: the rejected closure of `edges` when the caller has it (the same before and
     after the rejections are propagated: propagating rejects exactly that closure)."""
-    closure = set(rejected_closure(edges, reports.rejected) if closure is None else closure)
-    closure |= {k for k in keys if k.kind != VS and reports.rejected(k)}
+    closure = set(rejected_closure(edges, reports) if closure is None else closure)
+    closure |= reports.rejected_among(k for k in keys if k.kind != VS)
     return frozenset(k for k in closure if k.kind != VS)
 
 

@@ -112,22 +112,22 @@ def place_virtual_hosts(
     if all(g.source is None for g in gateways):  # the built-in ones
         return dict(hosts)
     out: dict[ResourceKey, Contribution] = {}
-    parts = [p for g in gateways for p in http_parts(g)]
+    # With whether each part selects every VirtualService (told once, not per host).
+    parts = [(p, d, not p.selection.narrowed) for g in gateways for p, d in http_parts(g)]
     for key, contribution in hosts.items():
         vs = snapshot.resources.get(key)
         placed: list[tuple[str, ir.VirtualHost]] = []
         for role, vhost in contribution.virtual_hosts:
             built_port = options.https_port if role == HTTPS else options.http_port
-            for part, defaults in parts:
+            for part, defaults, everything in parts:
                 if part.ssl == (role == HTTPS) and isinstance(vs, api.VirtualService):
-                    if part.selection.picks(vs):
+                    if everything or part.selection.picks(vs):
                         placed_vhost = _ported(vhost, built_port, part.port)
                         if defaults is not None and placed_vhost.tls is not None:
                             tls = defaults.apply(placed_vhost.tls, vs.spec.ssl_config)
                             placed_vhost = dataclasses.replace(placed_vhost, tls=tls)
                         placed.append((part.role, placed_vhost))
-        secrets = contribution.secrets if placed else ()
-        out[key] = dataclasses.replace(contribution, virtual_hosts=tuple(placed), secrets=secrets)
+        out[key] = contribution.placed(tuple(placed))
     return out
 
 

@@ -63,7 +63,7 @@ def assemble(
     auth_configs: list[extauth.AuthConfig] = []
     rate_limit_configs: list[ratelimit.RateLimitConfig] = []
     fits = servable(gateways)
-    for _, contribution in sorted(accepted.items(), key=lambda kc: (kc[0] in stale, kc[0])):
+    for contribution in _fresh_first(accepted, stale):
         for role, vhost in contribution.virtual_hosts if hosts else ():
             if fits(role, vhost):
                 by_role[role].append(servers.attach(vhost))
@@ -92,6 +92,19 @@ def assemble(
         rate_limit_configs=tuple(sorted(rate_limit_configs, key=lambda c: c.config_id)),
     )
     return whole, by_role
+
+
+def _fresh_first(
+    accepted: Mapping[ResourceKey, Contribution], stale: Set[ResourceKey]
+) -> list[Contribution]:
+    """The contributions by key, the fresh ones first, then the last accepted ones of
+    resources rejected now (`stale`). Keys sort as they are (no key function to call
+    for each of 100,000 VirtualServices at a full build); `stale` is usually empty."""
+    if not stale:
+        return [accepted[k] for k in sorted(accepted)]
+    fresh = sorted(k for k in accepted if k not in stale)
+    last = sorted(k for k in stale if k in accepted)
+    return [accepted[k] for k in (*fresh, *last)]
 
 
 def _gateway_servers(gateways: tuple[GatewayListener, ...]) -> frozenset[str]:

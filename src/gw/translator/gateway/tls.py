@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from operator import itemgetter
 
 from gw import api
 from gw.api import ResourceKey, ResourceRef
@@ -246,11 +247,17 @@ def check_sni_conflicts(built: Mapping[ResourceKey, Contribution], reports: Repo
     """Two TLS virtual services may not claim one SNI name (Envoy would refuse the listener
     for overlapping filter chains): both are rejected, each naming the other."""
     claims: dict[tuple[str, str], list[ResourceKey]] = defaultdict(list)
-    for key, contribution in sorted(built.items()):
-        for role, vhost in contribution.virtual_hosts:
-            if vhost.tls is not None:  # per listener (role): gateways.py placed the hosts
-                for name in sni_claims(vhost):
-                    claims[(role, name)].append(key)
+    # Per listener (role): gateways.py placed the hosts. Only the TLS ones are sorted by
+    # resource (most hosts are plain; the sort is stable, a resource's hosts keep their order).
+    placed = [
+        (key, role, vhost)
+        for key, contribution in built.items()
+        for role, vhost in contribution.virtual_hosts
+        if vhost.tls is not None
+    ]
+    for key, role, vhost in sorted(placed, key=itemgetter(0)):
+        for name in sni_claims(vhost):
+            claims[(role, name)].append(key)
     shared: dict[ResourceKey, dict[str, set[ResourceKey]]] = defaultdict(dict)
     for (_, name), keys in claims.items():
         if len(keys) > 1:

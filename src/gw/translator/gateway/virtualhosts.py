@@ -352,9 +352,8 @@ def check_domain_conflicts(
                 if not _port_variant(domain, vhost.domains):
                     claims[(role, domain)].append(key)
     conflicts = []
-    for (role, domain), keys in sorted(claims.items()):
-        if len(keys) < 2:
-            continue
+    # Only the few claims in conflict are sorted (for the order of the findings).
+    for (role, domain), keys in sorted(c for c in claims.items() if len(c[1]) > 1):
         conflicts.append((role, domain))
         for key in keys:
             others = ", ".join(f"{k.namespace}.{k.name}" for k in keys if k != key)
