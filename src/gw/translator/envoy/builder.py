@@ -279,14 +279,15 @@ class XdsBuilder:
         state.source, state.facts, state.http1 = source, facts, http1
         known = _known(before)
         if count:
-            for shard, members in shards.members(vhosts, count).items():
-                state.shards[shard] = [self._built(v, known) for v in members]
+            members, shard_by_host = shards.layout(vhosts, count)
+            for shard, in_shard in members.items():
+                state.shards[shard] = [self._built(v, known) for v in in_shard]
                 name = shards.shard_name(listener, shard)
                 state.routes[name] = _configuration(name, state.shards[shard], listener)
             state.scopes = Messages(
                 {
-                    shards.scope_name(listener, h): Wire.of(shards.scope(listener, h, count))
-                    for h in shards.hosts_count(vhosts)
+                    shards.scope_name(listener, h): Wire.of(shards.scope(listener, h, shard))
+                    for h, shard in shard_by_host.items()
                 }
             )
         else:
@@ -384,7 +385,8 @@ def _reshard(
     for shard, members in changed.items():
         was, now = _claimed(before.shards.get(shard, ())), _claimed(members)
         for host in now - was:
-            put[shards.scope_name(listener, host)] = Wire.of(shards.scope(listener, host, count))
+            scope = shards.scope(listener, host, shards.shard_of(host, count))
+            put[shards.scope_name(listener, host)] = Wire.of(scope)
         removed += [shards.scope_name(listener, host) for host in was - now]
     state.routes = dict(before.routes)
     for shard, members in changed.items():

@@ -68,15 +68,6 @@ def hosts_of(vhost: ir.VirtualHost) -> frozenset[str]:
     return frozenset(host_of(d) for d in vhost.domains)
 
 
-def hosts_count(vhosts: Iterable[ir.VirtualHost]) -> dict[str, int]:
-    """Each host name, and how many virtual hosts claim it."""
-    out: dict[str, int] = {}
-    for vhost in vhosts:
-        for host in hosts_of(vhost):
-            out[host] = out.get(host, 0) + 1
-    return out
-
-
 def shard_count(vhosts: int) -> int:
     count = 1
     while count * SHARD_SIZE < vhosts and count < MAX_SHARDS:
@@ -97,21 +88,33 @@ def scope_name(listener: ir.Listener, host: str) -> str:
 
 
 def scope(
-    listener: ir.Listener, host: str, count: int
+    listener: ir.Listener, host: str, shard: int
 ) -> scoped_route_pb2.ScopedRouteConfiguration:
-    """The scope of one host name: its key, and the shard holding its virtual hosts."""
+    """The scope of one host name: its key, and the shard holding its virtual hosts
+    (`shard_of` the host name)."""
     out = scoped_route_pb2.ScopedRouteConfiguration(
-        name=scope_name(listener, host),
-        route_configuration_name=shard_name(listener, shard_of(host, count)),
+        name=scope_name(listener, host), route_configuration_name=shard_name(listener, shard)
     )
     out.key.fragments.add().string_key = host
     return out
 
 
-def members(vhosts: Iterable[ir.VirtualHost], count: int) -> dict[int, list[ir.VirtualHost]]:
-    """Each shard's virtual hosts, in listener order (a host in several shards is in each)."""
-    out: dict[int, list[ir.VirtualHost]] = {}
+def layout(
+    vhosts: Iterable[ir.VirtualHost], count: int
+) -> tuple[dict[int, list[ir.VirtualHost]], dict[str, int]]:
+    """Each shard's virtual hosts, in listener order (a host in several shards is in each),
+    and the shard of each host name they claim: one pass over the host names, each
+    hashed once."""
+    members: dict[int, list[ir.VirtualHost]] = {}
+    shard_by_host: dict[str, int] = {}
     for vhost in vhosts:
-        for shard in sorted({shard_of(h, count) for h in hosts_of(vhost)}):
-            out.setdefault(shard, []).append(vhost)
-    return out
+        found = set()
+        for domain in vhost.domains:
+            host = host_of(domain)
+            shard = shard_by_host.get(host)
+            if shard is None:
+                shard = shard_by_host[host] = shard_of(host, count)
+            found.add(shard)
+        for shard in sorted(found):
+            members.setdefault(shard, []).append(vhost)
+    return members, shard_by_host
