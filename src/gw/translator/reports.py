@@ -110,8 +110,8 @@ class Reports:
 
     def rejected_among(self, keys: Iterable[ResourceKey]) -> set[ResourceKey]:
         """Those of `keys` that are rejected, as `rejected` tells one by one (and records,
-        in a scope). Reports of their own answer from the resources they hold errors for:
-        a full build asks about every resource, 100,000 calls saved."""
+        in a scope). Reports without a parent answer from the resources they hold errors
+        for: a full build asks about every resource, and 100,000 calls are saved."""
         if self._parent is not None:
             return {k for k in keys if self.rejected(k)}
         return {k for k, report in self._reports.items() if report.errors}.intersection(keys)

@@ -108,7 +108,7 @@ def layout(
     members: dict[int, list[ir.VirtualHost]] = {}
     shard_by_host: dict[str, int] = {}
     for vhost in vhosts:
-        found = set()
+        found: set[int] = set()
         for domain in vhost.domains:
             host = host_of(domain)
             shard = shard_by_host.get(host)

@@ -211,7 +211,7 @@ def check_part_conflicts(
     Envoy would refuse the listener. It is rejected, as two VirtualServices claiming one
     SNI name on the HTTPS listener are."""
     hybrids = [g for g in gateways if g.matched]
-    if not hybrids:  # most installs: no host to look at
+    if not hybrids:  # no hybrid gateway (most installs): nothing to check
         return
     by_role: dict[str, list[tuple[ResourceKey, ir.VirtualHost]]] = defaultdict(list)
     for key, contribution in sorted(hosts.items()):
