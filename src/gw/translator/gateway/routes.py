@@ -12,7 +12,7 @@ import functools
 import sys
 
 from gw import api
-from gw.api import ResourceRef
+from gw.api import ResourceKey, ResourceRef
 from gw.api.duration import duration_ms
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT, Destination, Matcher, Route, RouteOptions
 from gw.translator import ir
@@ -88,6 +88,11 @@ def _forward_to(clusters: tuple[ir.WeightedCluster, ...]) -> ir.Forward:
     return ir.Forward(clusters=clusters)
 
 
+def source_ref(key: ResourceKey) -> ir.SourceRef:
+    """The IR's reference to the resource `key` names."""
+    return ir.SourceRef(kind=key.kind, namespace=key.namespace, name=key.name)
+
+
 class RouteBuilder:
     """Builds the routes of one VirtualService, numbering them as Envoy will name them.
 
@@ -109,8 +114,10 @@ class RouteBuilder:
         self.refs = refs
         self.reports = reports
         self.report = self.root_report = reports.of(vs.key)
-        #: The resource whose routes are being built, and where they are in it.
+        #: The resource whose routes are being built (its key, and as its routes' origins
+        #: name it: one value for all of them), and where they are in it.
         self.owner = vs.key
+        self.source = source_ref(vs.key)
         self.prefix = "spec.virtualHost.routes"
         #: The virtual host's JWT checks and provider names (route RBAC reads their claims).
         self.jwt = jwt or HostJwt()
@@ -129,6 +136,7 @@ class RouteBuilder:
         """A builder for `table`'s routes, adding to this one's routes."""
         child = copy.copy(self)
         child.owner, child.prefix, child.report = table.key, "spec.routes", report
+        child.source = source_ref(table.key)
         child.extauth = ExtAuthResolver(self.refs, table.key, report)
         child.extauth.configs = self.extauth.configs
         child.ratelimit = RateLimitResolver(self.refs, table.key, report)
@@ -266,10 +274,8 @@ class RouteBuilder:
 
     def origin(self, field: str) -> ir.RouteOrigin:
         """`field` of the resource whose routes are being built."""
-        owner = self.owner
-        source = ir.SourceRef(kind=owner.kind, namespace=owner.namespace, name=owner.name)
         # Interned: every VirtualService has the same few field names.
-        return ir.RouteOrigin(resource=source, field=sys.intern(field))
+        return ir.RouteOrigin(resource=self.source, field=sys.intern(field))
 
     def route_matches(
         self, route: Route, field: str, parent: Parent | None

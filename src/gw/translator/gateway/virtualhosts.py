@@ -197,7 +197,7 @@ def build_virtual_host(
         report.warning(
             "spec.virtualHost.routes", "the virtual host has no routes; it serves nothing"
         )
-    source = ir.SourceRef(kind=api.VirtualService.KIND, namespace=meta.namespace, name=meta.name)
+    source = routes.source  # the one its routes' origins name
     cors = (
         None
         if no_options
