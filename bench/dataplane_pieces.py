@@ -122,6 +122,23 @@ def _no_underscore_check(config: Config) -> None:
     _hcm(config)["common_http_protocol_options"].pop("headers_with_underscores_action", None)
 
 
+#: Envoy's experimental io_uring socket interface (kernel 5.11 or later), to see whether
+#: fewer system calls per request make a lever the listener's options are not.
+SOCKET_INTERFACE = "envoy.extensions.network.socket_interface.default_socket_interface"
+SOCKET_INTERFACE_TYPE = (
+    "type.googleapis.com/envoy.extensions.network.socket_interface.v3.DefaultSocketInterface"
+)
+
+
+def _io_uring(**options: Any) -> Callable[[Config], None]:
+    def change(config: Config) -> None:
+        typed = {"@type": SOCKET_INTERFACE_TYPE, "io_uring_options": options}
+        config["bootstrap_extensions"] = [{"name": SOCKET_INTERFACE, "typed_config": typed}]
+        config["default_socket_interface"] = SOCKET_INTERFACE
+
+    return change
+
+
 def _all(config: Config, *names: str) -> None:
     for name in names:
         VARIANTS[name](config)
@@ -169,6 +186,8 @@ VARIANTS: dict[str, Callable[[Config], None]] = {
     "no route name": _no_route_name,
     "every gw default off": lambda config: _all(config, *SECURE_DEFAULTS),
     "established opt-outs": lambda config: _all(config, *OPT_OUTS),
+    "io_uring": _io_uring(),
+    "io_uring multishot": _io_uring(enable_multishot_receive=True),
     "all of it off": lambda config: _all(config, *SECURE_DEFAULTS, *OPT_OUTS),
 }
 
