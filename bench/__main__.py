@@ -131,9 +131,10 @@ def markdown(summary: dict[str, Any]) -> str:
         f"{summary['load_average']['start']}, at end {summary['load_average']['end']}.",
         "",
         f"Machine: {m['cpus']} × {m['cpu_model']}, {m['memory_gb']} GB, {m['os']}, "
-        f"kernel {m['kernel']}, Python {m['python']}. Envoy {v['envoy']}, nginx {v['nginx']}, "
-        f"HAProxy {v['haproxy']}, Apache {v['apache']}, mod_auth_openidc "
-        f"{v['mod_auth_openidc']}, Redis {v['redis']}, wrk {v['wrk']}.",
+        f"kernel {m['kernel']}, Python {m['python']} ({m['python_executable']}). "
+        f"Envoy {v['envoy']}, nginx {v['nginx']}, HAProxy {v['haproxy']}, "
+        f"Apache {v['apache']}, mod_auth_openidc {v['mod_auth_openidc']}, "
+        f"Redis {v['redis']}, wrk {v['wrk']}.",
         "",
         "| part | command | seconds | outcome | results |",
         "|---|---|---|---|---|",

@@ -65,7 +65,8 @@ def write(
     m = data["machine"]
     lines += [
         "",
-        f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), Python {m['python']}, "
+        f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), Python {m['python']} "
+        f"({m.get('python_executable', 'interpreter not recorded')}), "
         f"{m['platform']}, {m['date']}; load average when written "
         f"{m['load_average_at_write']}.",
     ]
