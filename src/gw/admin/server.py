@@ -323,9 +323,10 @@ def status_rows(controlplane: ControlPlane) -> dict[str, Any]:
         if snapshot
         else []
     )
-    # What the install declared (gw up's own servers' Upstreams) can be referred to too.
+    # What the install declared (gw up's own servers' Upstreams) can be referred to too. It
+    # is not the user's and has no status of its own: `declared` says so to its readers.
     inputs += [
-        {**_key_data(k), "source": "declared by gw up"}
+        {**_key_data(k), "source": "declared by gw up", "declared": True}
         for k in sorted(result.declared if result else ())
     ]
     return {"resources": rows, "inputErrors": errors, "references": references, "inputs": inputs}

@@ -148,6 +148,20 @@ def test_kind_checks_are_generic() -> None:
     assert plan[:4] == ["Deployments", "Tasks", "Manifests", "Upstreams"]
 
 
+def test_the_upstreams_gw_up_declares_need_no_status() -> None:
+    """`gw up` declares the Upstreams of its own servers (`extauth`, `rate-limit`): inputs
+    that references resolve to, with no status by design. A fresh `gw up` must pass the
+    check; a user's Upstream left without a status still fails it."""
+    declared = {**key("Upstream", "gw-system", "extauth"), "declared": True}
+    found = facts(
+        {
+            "resources": [row("Upstream", "apps", "echo", "Accepted")],
+            "inputs": [declared, key("Upstream", "apps", "echo"), key("Upstream", "apps", "new")],
+        }
+    )
+    assert check.check_kind("Upstream", found) == ["Found upstream with no status: apps new"]
+
+
 def test_proxy_checks_report_nacks_absence_and_translation_failures() -> None:
     nack = {"sent": "v2", "acked": "v1", "nack": {"version": "v2", "message": "bad listener"}}
     proxies = {
