@@ -52,16 +52,33 @@ def evaluate(
         if permitted and principal:
             matched.append(name)
             details.append(f"policy {name}: matches")
+        elif not allow:  # a DENY policy that does not match is all there is to say
+            details.append(f"policy {name}: does not match")
         elif not permitted:
             details.append(f"policy {name}: the method or path is not permitted")
         else:
             details.append(f"policy {name}: the token's claims do not match")
-    if not payloads:
+    if not payloads and any(
+        _reads_claims(p) for r in rules.policies.values() for p in r.principals
+    ):
         details.append("no verified token: claims cannot match")
     action = "ALLOW" if allow else "DENY"
     summary = f"{action} policies {', '.join(sorted(rules.policies))}"
     denied = not matched if allow else bool(matched)
     return RbacResult(summary=summary, details=tuple(details), denied=denied)
+
+
+def _reads_claims(principal: rbac_pb2.Principal) -> bool:
+    """Whether `principal` looks at a verified token's claims (gw's own DENY policies, the
+    `Host` check, do not: saying that no token was verified would only mislead there)."""
+    ident = principal.WhichOneof("identifier")
+    if ident == "and_ids":
+        return any(_reads_claims(p) for p in principal.and_ids.ids)
+    if ident == "or_ids":
+        return any(_reads_claims(p) for p in principal.or_ids.ids)
+    if ident == "not_id":
+        return _reads_claims(principal.not_id)
+    return ident in ("metadata", "sourced_metadata")
 
 
 class _Evaluator:
