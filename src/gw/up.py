@@ -34,6 +34,7 @@ from gw.proxy.bootstrap import BootstrapOptions
 from gw.proxy.supervisor import EnvoySupervisor, ProxyOptions
 from gw.servers import Serving, controlplane_servers, host_port
 from gw.snapshot import Snapshot
+from gw.translator.envoy.names import RATE_LIMIT_CONFIG
 from gw.translator.options import GCP_METADATA, InstalledServer, Options, new_session_pass_key
 from gw.xds.tls import is_loopback
 
@@ -111,7 +112,10 @@ async def up(options: UpOptions, out: TextIO = sys.stdout) -> None:
         components=lambda: [
             control_plane_component(),
             proxy_component(envoy, options),
-            *(child_component(child) for child in children),
+            *(
+                child_component(child, _counts_in(child, options, plane.controlplane))
+                for child in children
+            ),
         ],
         wait_first_translation=True,
     )
@@ -283,8 +287,10 @@ def _envoy(options: UpOptions) -> EnvoySupervisor:
     )
 
 
-def child_component(child: ComponentProcess) -> dict[str, Any]:
-    """The extauth or rate-limit server as `/components` lists it."""
+def child_component(child: ComponentProcess, redis: str | None = None) -> dict[str, Any]:
+    """The extauth or rate-limit server as `/components` lists it; `redis`: where it
+    counts, which `gwctl check` pings (a rate-limit server without its Redis runs, but
+    every check it makes fails)."""
     return {
         "name": child.name,
         "namespace": defaults.NAMESPACE,
@@ -292,7 +298,20 @@ def child_component(child: ComponentProcess) -> dict[str, Any]:
         "pid": child.process.pid if child.process else None,
         "running": child.running,
         "restarts": child.restarts,
+        **({"redis": redis} if redis else {}),
     }
+
+
+def _counts_in(
+    child: ComponentProcess, options: UpOptions, controlplane: ControlPlane
+) -> str | None:
+    """The rate-limit server's Redis while it has limits to count (without any, a Redis
+    that is down or not installed harms nothing: `gwctl check` does not ask for it)."""
+    if child.name != "ratelimit":
+        return None
+    result = controlplane.result
+    configs = result.ratelimit.of(RATE_LIMIT_CONFIG) if result is not None else {}
+    return options.ratelimit_redis if configs else None
 
 
 def proxy_component(envoy: EnvoySupervisor, options: UpOptions) -> dict[str, Any]:

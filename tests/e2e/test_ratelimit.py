@@ -253,6 +253,13 @@ def test_redis_outage_follows_deny_on_fail_and_recovers(env: dict[str, Any]) -> 
         assert get(gw, "/anything", f"r-{uuid.uuid4()}").status_code == 200
         assert "redis at 127.0.0.1:" in gw.process.output()
         assert "is unreachable" in gw.process.output()
+        # gwctl check names it: the server runs, but every check it makes fails.
+        checked = gwctl(gw.home, "check", "-x", "pods")
+        assert "Checking Deployments... 1 Errors!" in checked.stdout, checked.stdout
+        assert (
+            "Deployment ratelimit in namespace gw-system is not available! "
+            f"(redis at {redis.address} is unreachable: "
+        ) in checked.stderr
         switch_server(env, env["inproc"], deny_on_fail=True)
         denied = get(gw, "/anything", f"r-{uuid.uuid4()}")
         assert denied.status_code == 500
@@ -264,6 +271,7 @@ def test_redis_outage_follows_deny_on_fail_and_recovers(env: dict[str, Any]) -> 
             what="limits to be checked again once Redis is back",
         )
         assert "is back" in gw.process.output()
+        assert "Checking Deployments... OK" in gwctl(gw.home, "check", "-x", "pods").stdout
         assert in_one_window(lambda: exhaust(gw, f"r-{uuid.uuid4()}"))[-1].status_code == 429
     finally:
         if redis.process is None:

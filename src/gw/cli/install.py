@@ -251,6 +251,11 @@ class FolderInstall(Install):
                 available, detail = status == 200, f"{health} answered {status}"
             except httpx.HTTPError as exc:
                 available, detail = False, f"no answer from {health} ({exc})"
+        if available and data.get("redis"):  # the rate-limit server's: it counts there
+            from gw.ratelimit.counter import redis_problem
+
+            problem = redis_problem(data["redis"])
+            available, detail = problem is None, problem or ""
         return Component(
             name=data["name"],
             namespace=data.get("namespace", CONTROLLER_NAMESPACE),

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import redis
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
 
 from gw.wire.ratelimit import UNIT_SECONDS
 
@@ -65,3 +67,27 @@ class RedisCounter:
 
     async def close(self) -> None:
         await self.client.aclose(close_connection_pool=True)
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) → (host, port); ValueError otherwise."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"{address!r} is not host:port")
+    return host.strip("[]"), int(port)
+
+
+def redis_problem(address: str) -> str | None:
+    """Why a server could not count in Redis at `address` now (None: it answers PING).
+    `gwctl check` asks it of `gw up`'s rate-limit server, which runs without its Redis but
+    then fails every check (and Envoy's `denyOnFail` decides)."""
+    try:
+        host, port = split_address(address)
+        client = redis.Redis(
+            host=host, port=port, socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT
+        )
+        with client:
+            client.ping()
+    except (ValueError, RedisError, OSError) as exc:
+        return f"redis at {address} is unreachable: {exc}"
+    return None

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from gw import defaults
 from gw.ratelimit.config import TYPE_URL, parse_resources
-from gw.ratelimit.counter import RedisCounter, Window, window
+from gw.ratelimit.counter import RedisCounter, Window, split_address, window
 from gw.ratelimit.limits import Limits, Match
 from gw.wire.ratelimit import DOMAIN
 from gw.xds.component import ComponentServer, Placement
@@ -119,14 +119,6 @@ def _response(
             duration_until_reset=duration_pb2.Duration(seconds=reset),
         )
     return _Response(overall_code=overall, statuses=statuses)
-
-
-def split_address(address: str) -> tuple[str, int]:
-    """`host:port` (or `[v6]:port`) → (host, port); ValueError otherwise."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"{address!r} is not host:port")
-    return host.strip("[]"), int(port)
 
 
 def ratelimit_server(placement: Placement, redis: str = defaults.REDIS) -> ComponentServer:

@@ -12,7 +12,7 @@ import pytest
 from envoy.extensions.common.ratelimit.v3 import ratelimit_pb2 as common_pb2
 from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 
-from gw.ratelimit.counter import KEY_PREFIX, RedisCounter
+from gw.ratelimit.counter import KEY_PREFIX, RedisCounter, redis_problem
 from gw.ratelimit.limits import Limits
 from gw.ratelimit.server import RateLimitService, Registry
 from gw.wire.ratelimit import (
@@ -25,6 +25,7 @@ from gw.wire.ratelimit import (
     SetDescriptor,
     SimpleDescriptor,
 )
+from tests.support.ports import free_port
 from tests.support.redis_server import RedisServer
 
 OK = rls_pb2.RateLimitResponse.Code.OK
@@ -208,3 +209,13 @@ async def test_set_rules_count_under_their_own_counters(
         [f"{SET_CONFIG_KEY}=gw:settings", "gw.set.rule=0", "type=a"],
         [f"{SET_CONFIG_KEY}=gw:settings", "gw.set.rule=1"],
     ]
+
+
+def test_redis_problem_says_why_redis_cannot_count(redis: RedisServer) -> None:
+    """What `gwctl check` says of `gw up`'s rate-limit server: nothing while its Redis
+    answers; where and why when nothing listens there or the address is not one."""
+    assert redis_problem(redis.address) is None
+    closed = f"127.0.0.1:{free_port()}"
+    problem = redis_problem(closed)
+    assert problem is not None and problem.startswith(f"redis at {closed} is unreachable: ")
+    assert redis_problem("redis") == "redis at redis is unreachable: 'redis' is not host:port"
