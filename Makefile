@@ -12,8 +12,9 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 run: $(STAMP)
 	$(BIN)/gw up examples/quickstart --echo-port 9000
 
+# Two workers: most e2e time is waiting on processes, so two overlap well on 2 cores.
 test: $(STAMP) bench-deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 check: $(STAMP)
 	$(BIN)/ruff check src tests bench
