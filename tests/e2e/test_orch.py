@@ -581,6 +581,20 @@ def test_gwctl_apply_and_delete_on_the_cluster(
     assert stored is not None
     assert stored["spec"]["virtualHost"]["routes"][0]["directResponseAction"]["body"] == "one"
 
+    # `gwctl add route` changes the stored object (not the control plane's view of it) and
+    # applies it back: the status, versions and managed fields the server keeps stay its own.
+    added = gwctl(
+        home, "add", "route", "--name", "applied", "-n", "default", "-p", "/more", "-u", "absent"
+    )
+    assert added.returncode == 0, added.stderr
+    assert "/more -> gw-system.absent (upstream)" in added.stdout
+    assert "gw-system.absent } not found" in added.stdout, added.stdout
+    stored = api.get(VS_API, "VirtualService", "default", "applied")
+    assert stored is not None
+    routes = stored["spec"]["virtualHost"]["routes"]
+    assert [r["matchers"] for r in routes] == [[{"prefix": "/more"}], [{"prefix": "/"}]]
+    assert routes[1]["directResponseAction"] == {"status": 200, "body": "one"}
+
     write("two", matcher={"regex": "(unclosed"})
     changed = gwctl(home, "apply", "-f", str(manifest))
     assert changed.returncode == 1  # Rejected: the exit status says so

@@ -1,5 +1,6 @@
-"""`gwctl create secret tls|oauth|apikey` and `gwctl create upstream orch`: write a new
-resource into the install (a folder install: `<folder>/gwctl-created/<kind>-<ns>-<name>.yaml`).
+"""`gwctl create secret tls|oauth|apikey|authcredentials`, `gwctl create upstream
+orch|static` and `gwctl create virtualservice`: write a new resource into the install (a
+folder install: `<folder>/gwctl-created/<kind>-<ns>-<name>.yaml`).
 
 Every manifest is validated by the same models the control plane uses before it is
 written; TLS material is checked like the translator checks it. `--dry-run` prints the
@@ -12,6 +13,7 @@ import base64
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,6 +21,7 @@ import typer
 
 from gw.cli.command import AdminUrl, connect, fail, to_yaml, warn
 from gw.cli.get import resources_of, upstream_table
+from gw.cli.get_routes import virtualservice_table
 from gw.cli.install import CONTROLLER_NAMESPACE, Install, InstallError
 from gw.cli.tables import render_table
 
@@ -34,6 +37,9 @@ upstream_app = typer.Typer(help="Create upstreams.", no_args_is_help=True)
 app.add_typer(secret_app, name="secret")
 app.add_typer(upstream_app, name="upstream")
 app.add_typer(upstream_app, name="us", hidden=True)
+
+#: Time units of `ratelimitBasic` limits, as the API spells them.
+RATE_LIMIT_UNITS = ("SECOND", "MINUTE", "HOUR", "DAY")
 
 Namespace = Annotated[str, typer.Option("-n", "--namespace", help="Namespace of the new resource.")]
 DryRun = Annotated[
@@ -82,7 +88,7 @@ def secret_tls(
     if rootca is not None:
         data[CA_KEY] = rootca.read_text()
     manifest = _secret(namespace, name, TLS_TYPE, data)
-    secret = _parse(manifest)
+    secret = parse_manifest(manifest)
     assert isinstance(secret, api.Secret)
     report = ResourceReport()
     check_tls_material(
@@ -119,7 +125,7 @@ def secret_oauth(
     if not value:
         fail("client-secret not provided")
     manifest = _secret(namespace, name, OAUTH_TYPE, {OAUTH_KEY: value})
-    _parse(manifest)
+    parse_manifest(manifest)
     _create(
         manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
     )
@@ -148,7 +154,7 @@ def secret_authcredentials(
     if not value:
         fail("password not provided")
     manifest = _secret(namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value})
-    _parse(manifest)
+    parse_manifest(manifest)
     _create(
         manifest,
         dry_run,
@@ -195,8 +201,8 @@ def secret_apikey(
         value = secrets.token_urlsafe(32)
     manifest = _secret(namespace, secret_name, APIKEY_TYPE, {APIKEY_KEY: value})
     if labels:
-        manifest["metadata"]["labels"] = _labels(labels, "--apikey-labels")
-    _parse(manifest)
+        manifest["metadata"]["labels"] = key_values(labels, "--apikey-labels")
+    parse_manifest(manifest)
     _create(
         manifest,
         dry_run,
@@ -228,15 +234,142 @@ def upstream_orch(
         "servicePort": service_port,
     }
     if labels:
-        orch["selector"] = _labels(labels, "--orch-service-labels")
+        orch["selector"] = key_values(labels, "--orch-service-labels")
     manifest = {
         "apiVersion": "gw.vendor.io/v1",
         "kind": "Upstream",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"orch": orch},
     }
-    _parse(manifest)
-    _create(manifest, dry_run, admin_url, lambda install: _upstream_status(install, manifest))
+    parse_manifest(manifest)
+    _create(manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table))
+
+
+@upstream_app.command("static")
+def upstream_static(
+    name_argument: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="Upstream name (or --name).")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Upstream name.")] = None,
+    hosts: Annotated[
+        str,
+        typer.Option(
+            "--static-hosts", help="HOST:PORT,... (names or addresses; the port defaults to 80)."
+        ),
+    ] = "",
+    outbound_tls: Annotated[
+        bool | None,
+        typer.Option(
+            "--static-outbound-tls/--no-static-outbound-tls",
+            help="Connect to the hosts with TLS (default: only when a host's port is 443).",
+        ),
+    ] = None,
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create an upstream for fixed hosts (names or addresses), balanced round robin."""
+    upstream_name = name or name_argument
+    if not upstream_name:
+        fail("name the upstream: gwctl create upstream static NAME (or --name NAME)")
+    static: dict[str, Any] = {"hosts": static_hosts(hosts)}
+    if outbound_tls is not None:
+        static["useTls"] = outbound_tls
+    manifest = {
+        "apiVersion": "gw.vendor.io/v1",
+        "kind": "Upstream",
+        "metadata": {"name": upstream_name, "namespace": namespace},
+        "spec": {"static": static},
+    }
+    parse_manifest(manifest)
+    _create(manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table))
+
+
+def static_hosts(text: str) -> list[dict[str, Any]]:
+    """`--static-hosts`: `host`, `host:port` or `[v6-address]:port`, comma-separated."""
+    out: list[dict[str, Any]] = []
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        if item.startswith("["):
+            addr, _, rest = item[1:].partition("]")
+            port_text = rest.removeprefix(":") if rest.startswith(":") else None
+            if rest and port_text is None:
+                fail(f"--static-hosts: {item!r} is not [ADDRESS]:PORT")
+        elif item.count(":") == 1:
+            addr, port_text = item.split(":")
+        elif ":" in item:
+            fail(f"--static-hosts: write an IPv6 address in brackets: [{item}]:PORT")
+        else:
+            addr, port_text = item, None
+        if not port_text:
+            port = 80
+        elif port_text.isdigit() and 0 < int(port_text) < 65536:
+            port = int(port_text)
+        else:
+            fail(f"--static-hosts: invalid port {port_text!r} in {item!r}")
+        out.append({"addr": addr, "port": port})
+    if not out:
+        fail("must provide at least 1 host for static upstream (--static-hosts HOST:PORT,...)")
+    return out
+
+
+@app.command("virtualservice")
+@app.command("vs", hidden=True)
+def virtualservice(
+    name_argument: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="Virtual service name (or --name).")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Virtual service name.")] = None,
+    domains: Annotated[
+        str, typer.Option("--domains", help="Domains it serves: d1,d2 (default: *).")
+    ] = "",
+    display_name: Annotated[
+        str, typer.Option("--display-name", help="Descriptive name (default: the name).")
+    ] = "",
+    rate_limiting: Annotated[
+        bool,
+        typer.Option("--enable-rate-limiting", help="Limit each client address (ratelimitBasic)."),
+    ] = False,
+    rate_limit_requests: Annotated[
+        int, typer.Option("--rate-limit-requests", min=1, help="Requests per time unit.")
+    ] = 100,
+    rate_limit_unit: Annotated[
+        str,
+        typer.Option("--rate-limit-time-unit", help="SECOND, MINUTE, HOUR or DAY."),
+    ] = "MINUTE",
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create a virtual service (no routes yet: add them with `gwctl add route`)."""
+    vs_name = name or name_argument
+    if not vs_name:
+        fail("name the virtual service: gwctl create virtualservice NAME (or --name NAME)")
+    virtual_host: dict[str, Any] = {
+        "domains": [d.strip() for d in domains.split(",") if d.strip()] or ["*"]
+    }
+    if rate_limiting:
+        if rate_limit_unit not in RATE_LIMIT_UNITS:
+            fail(
+                f"invalid time unit specified: {rate_limit_unit} "
+                f"(one of {', '.join(RATE_LIMIT_UNITS)})"
+            )
+        limit = {"unit": rate_limit_unit, "requestsPerUnit": rate_limit_requests}
+        virtual_host["options"] = {"ratelimitBasic": {"anonymousLimits": limit}}
+    manifest = {
+        "apiVersion": "gateway.vendor.io/v1",
+        "kind": "VirtualService",
+        "metadata": {"name": vs_name, "namespace": namespace},
+        "spec": {"displayName": display_name or vs_name, "virtualHost": virtual_host},
+    }
+    parse_manifest(manifest)
+    _create(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda i: status_table(i, manifest, virtualservice_table),
+    )
 
 
 def _secret(namespace: str, name: str, kind: str, values: dict[str, str]) -> dict[str, Any]:
@@ -249,7 +382,7 @@ def _secret(namespace: str, name: str, kind: str, values: dict[str, str]) -> dic
     }
 
 
-def _parse(manifest: dict[str, Any]) -> api.Resource:
+def parse_manifest(manifest: dict[str, Any]) -> api.Resource:
     """The manifest, validated by the models the control plane uses."""
     from gw import api
 
@@ -259,7 +392,7 @@ def _parse(manifest: dict[str, Any]) -> api.Resource:
         fail(exc.details())
 
 
-def _labels(text: str, option: str) -> dict[str, str]:
+def key_values(text: str, option: str) -> dict[str, str]:
     out = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
@@ -303,19 +436,28 @@ def _existing(install: Install, kind: str, namespace: str, name: str) -> str | N
     return None
 
 
-def _upstream_status(install: Install, manifest: dict[str, Any]) -> str:
-    """The upstream table, once the control plane has given the new upstream a status
-    (it picks the file up within milliseconds); `Pending` if it has not within 5 s."""
+def status_table(
+    install: Install, manifest: dict[str, Any], table: Callable[[list[dict[str, Any]]], str]
+) -> str:
+    """The resource's table, once the control plane has read the resource as written and
+    given it a status (it picks a file up within milliseconds); `Pending` if it has not
+    within 5 s."""
+    from gw.cli.apply import comparable
+
     meta = manifest["metadata"]
+    shown = parse_manifest(manifest).model_dump(by_alias=True, exclude_none=True, mode="json")
+    expected = comparable(shown)
     deadline = time.monotonic() + 5
     while True:
         found = [
             r
-            for r in resources_of(install, "Upstream", meta["name"], missing_ok=True)
-            if r["metadata"].get("namespace") == meta["namespace"] and "status" in r
+            for r in resources_of(install, manifest["kind"], meta["name"], missing_ok=True)
+            if r["metadata"].get("namespace") == meta["namespace"]
+            and "status" in r
+            and comparable(r) == expected
         ]
         if found or time.monotonic() > deadline:
-            return upstream_table(found or [manifest])
+            return table(found or [manifest])
         time.sleep(0.1)
 
 

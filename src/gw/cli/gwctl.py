@@ -16,6 +16,7 @@ import typer
 
 from gw import __version__
 from gw.cli import (
+    add_route,
     apply,
     check,
     create,
@@ -51,6 +52,9 @@ app.add_typer(get.app, name="get")
 app.add_typer(proxy_cmd.app, name="proxy")
 app.add_typer(debug.app, name="debug")
 app.add_typer(create.app, name="create")
+app.add_typer(add_route.add_app, name="add")
+app.add_typer(add_route.remove_app, name="remove")
+app.add_typer(add_route.remove_app, name="rm", hidden=True)
 app.command("check")(check.check)
 app.command("apply")(apply.apply)
 app.command("explain")(explain.explain_command)

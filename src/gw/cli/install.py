@@ -142,6 +142,11 @@ class Install(ABC):
         """Delete a resource; False when there was none."""
 
     @abstractmethod
+    def manifest(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A resource's manifest as stored (secret values and all, no defaults filled in),
+        for commands that change part of it; None when there is none."""
+
+    @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What and where the install is (for `debug yaml`), with no secret in it."""
 
@@ -325,6 +330,19 @@ class FolderInstall(Install):
         except (served_folder.EditError, OSError) as exc:
             raise InstallError(f"cannot delete {kind} {namespace}.{name}: {exc}") from None
         return True
+
+    def manifest(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        from gw.cli import served_folder
+
+        folder = Path(self._need("folder", "served folder"))
+        key = (kind, namespace, name)
+        where = self._location(key)
+        if where is None:
+            return None
+        try:
+            return served_folder.stored_document(folder / where[0], where[1], key)
+        except (served_folder.EditError, OSError) as exc:
+            raise InstallError(f"cannot read {kind} {namespace}.{name}: {exc}") from None
 
     def _location(self, key: tuple[str, str, str]) -> tuple[str, int] | None:
         """(file in the folder, document) holding the resource as the store read it: the

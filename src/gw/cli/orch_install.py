@@ -238,6 +238,12 @@ class OrchInstall(Install):
         except ClusterError as exc:
             raise InstallError(str(exc)) from None
 
+    def manifest(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.cluster.manifest(kind, namespace, name)
+        except ClusterError as exc:
+            raise InstallError(str(exc)) from None
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

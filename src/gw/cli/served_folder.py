@@ -116,6 +116,15 @@ def check_document(path: Path, number: int, key: tuple[str, str, str]) -> None:
         raise EditError(f"document {number} of {path} is a {doc.get('kind')} now; try again")
 
 
+def stored_document(path: Path, number: int, key: tuple[str, str, str]) -> dict[str, Any]:
+    """Document `number` of `path`, which holds the resource `key` (see check_document)."""
+    check_document(path, number, key)
+    document = _load(_read(path))[number - 1]
+    if not isinstance(document, dict):
+        raise EditError(f"document {number} of {path} is not a mapping; fix it by hand")
+    return document
+
+
 def new_file(folder: Path, kind: str, namespace: str, name: str) -> Path:
     return folder / CREATED_DIR / f"{kind.lower()}-{namespace}-{name}.yaml"
 

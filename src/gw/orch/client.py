@@ -139,6 +139,17 @@ class ClusterClient:
             raise ClusterError(f"cannot delete {kind_name} {namespace}.{name}: {exc}") from None
         return True
 
+    def manifest(self, kind_name: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A gw resource or Secret as its owner wrote it: without its status and the
+        metadata the server keeps (versions, managed fields, timestamps)."""
+        found = self._get(_resource_class(kind_name), namespace, name)
+        if found is None:
+            return None
+        meta = found.get("metadata") or {}
+        kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
+        out = {k: v for k, v in found.items() if k not in ("status", "metadata")}
+        return {**out, "metadata": kept}
+
     @contextlib.contextmanager
     def port_forward(self, namespace: str, target: str, port: int) -> Iterator[int]:
         """`kubectl port-forward -n <namespace> <target> :<port>` while open; the local port."""

@@ -51,6 +51,9 @@ class CannedInstall(Install):
     def delete(self, kind: str, namespace: str, name: str) -> bool:
         raise NotImplementedError
 
+    def manifest(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
     def describe(self) -> dict[str, Any]:
         return {}
 

@@ -1,0 +1,55 @@
+"""The manifests `gwctl create upstream static` and `gwctl add route` build from their
+options (the commands themselves run against a real `gw up` in
+tests/e2e/test_gwctl_routes.py)."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+
+from gw.cli.add_route import path_matcher, request_matchers, route_action
+from gw.cli.create import static_hosts
+
+
+def test_static_hosts_default_to_port_80_and_take_bracketed_ipv6() -> None:
+    assert static_hosts("api.example.com, 10.0.0.1:8080,[::1]:9000,[fd00::2]") == [
+        {"addr": "api.example.com", "port": 80},
+        {"addr": "10.0.0.1", "port": 8080},
+        {"addr": "::1", "port": 9000},
+        {"addr": "fd00::2", "port": 80},
+    ]
+
+
+@pytest.mark.parametrize("text", ["", " , ", "a:0", "a:65536", "a:x", "::1", "[::1]x"])
+def test_static_hosts_refuses_what_is_not_a_host(text: str) -> None:
+    with pytest.raises(typer.Exit):
+        static_hosts(text)
+
+
+def test_a_delegation_wins_over_a_group_which_wins_over_an_upstream() -> None:
+    upstream, group, delegate = ("us", "gw-system"), ("ug", "team"), ("rt", "team")
+    none = (None, "gw-system")
+    assert route_action(upstream, group, delegate) == {
+        "delegateAction": {"ref": {"name": "rt", "namespace": "team"}}
+    }
+    assert route_action(upstream, group, none) == {
+        "routeAction": {"upstreamGroup": {"name": "ug", "namespace": "team"}}
+    }
+    assert route_action(upstream, none, none) == {
+        "routeAction": {"single": {"upstream": {"name": "us", "namespace": "gw-system"}}}
+    }
+    with pytest.raises(typer.Exit):
+        route_action(none, none, none)
+
+
+def test_matchers_are_sorted_by_name_and_values_are_regexes() -> None:
+    assert path_matcher(None, "/exact", None) == {"exact": "/exact"}
+    assert request_matchers(["get,post", "put"], ["b=2,a=1"], ["q=x.*"]) == {
+        "headers": [
+            {"name": "a", "value": "1", "regex": True},
+            {"name": "b", "value": "2", "regex": True},
+        ],
+        "queryParameters": [{"name": "q", "value": "x.*", "regex": True}],
+        "methods": ["GET", "POST", "PUT"],
+    }
+    assert request_matchers(None, None, None) == {}
