@@ -87,7 +87,7 @@ def secret_tls(
     data = {CERT_KEY: certfile.read_text(), KEY_KEY: keyfile.read_text()}
     if rootca is not None:
         data[CA_KEY] = rootca.read_text()
-    manifest = _secret(namespace, name, TLS_TYPE, data)
+    manifest = secret_manifest(namespace, name, TLS_TYPE, data)
     secret = parse_manifest(manifest)
     assert isinstance(secret, api.Secret)
     report = ResourceReport()
@@ -101,7 +101,7 @@ def secret_tls(
     )
     if report.errors:
         fail("; ".join(e.message for e in report.errors))
-    _create(
+    create_resource(
         manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "TLS"]])
     )
 
@@ -124,9 +124,9 @@ def secret_oauth(
     value = sys.stdin.readline().rstrip("\r\n") if client_secret == "-" else client_secret
     if not value:
         fail("client-secret not provided")
-    manifest = _secret(namespace, name, OAUTH_TYPE, {OAUTH_KEY: value})
+    manifest = secret_manifest(namespace, name, OAUTH_TYPE, {OAUTH_KEY: value})
     parse_manifest(manifest)
-    _create(
+    create_resource(
         manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
     )
 
@@ -153,9 +153,11 @@ def secret_authcredentials(
         fail("username not provided")
     if not value:
         fail("password not provided")
-    manifest = _secret(namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value})
+    manifest = secret_manifest(
+        namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value}
+    )
     parse_manifest(manifest)
-    _create(
+    create_resource(
         manifest,
         dry_run,
         admin_url,
@@ -199,11 +201,11 @@ def secret_apikey(
         if not generate:
             fail("ApiKey not provided or generated: give --apikey or --apikey-generate")
         value = secrets.token_urlsafe(32)
-    manifest = _secret(namespace, secret_name, APIKEY_TYPE, {APIKEY_KEY: value})
+    manifest = secret_manifest(namespace, secret_name, APIKEY_TYPE, {APIKEY_KEY: value})
     if labels:
         manifest["metadata"]["labels"] = key_values(labels, "--apikey-labels")
     parse_manifest(manifest)
-    _create(
+    create_resource(
         manifest,
         dry_run,
         admin_url,
@@ -242,7 +244,9 @@ def upstream_orch(
         "spec": {"orch": orch},
     }
     parse_manifest(manifest)
-    _create(manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table))
+    create_resource(
+        manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table)
+    )
 
 
 @upstream_app.command("static")
@@ -282,7 +286,9 @@ def upstream_static(
         "spec": {"static": static},
     }
     parse_manifest(manifest)
-    _create(manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table))
+    create_resource(
+        manifest, dry_run, admin_url, lambda i: status_table(i, manifest, upstream_table)
+    )
 
 
 def static_hosts(text: str) -> list[dict[str, Any]]:
@@ -364,7 +370,7 @@ def virtualservice(
         "spec": {"displayName": display_name or vs_name, "virtualHost": virtual_host},
     }
     parse_manifest(manifest)
-    _create(
+    create_resource(
         manifest,
         dry_run,
         admin_url,
@@ -372,7 +378,7 @@ def virtualservice(
     )
 
 
-def _secret(namespace: str, name: str, kind: str, values: dict[str, str]) -> dict[str, Any]:
+def secret_manifest(namespace: str, name: str, kind: str, values: dict[str, str]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -402,7 +408,7 @@ def key_values(text: str, option: str) -> dict[str, str]:
     return out
 
 
-def _create(
+def create_resource(
     manifest: dict[str, Any],
     dry_run: bool,
     admin_url: str | None,

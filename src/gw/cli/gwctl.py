@@ -30,6 +30,7 @@ from gw.cli import (
     get_routes,  # noqa: F401 (adds `get virtualservice`, `routetable`, `upstreamgroup`)
     offline,
     proxy_cmd,
+    upstream_secrets,  # noqa: F401 (adds `create secret header`, `aws` and `azure`)
 )
 from gw.cli.command import (
     AdminUrl,

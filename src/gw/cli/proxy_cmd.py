@@ -167,8 +167,9 @@ def _admin(install: Install, name: str, namespace: str, method: str, path: str) 
             f"{response.status_code}: {response.text.strip()}"
         )
     if path.startswith("/config_dump"):
-        from gw.translator.dump import hide_symmetric_jwks  # loads the protos: only here
+        from gw.translator.dump import hide_key_material  # loads the protos: only here
 
-        # Re-indent consistently; the content is Envoy's, session pass keys hidden.
-        return json.dumps(hide_symmetric_jwks(response.json()), indent=2)
+        # Re-indent consistently; the content is Envoy's, session pass keys and the values
+        # of headers from secrets hidden.
+        return json.dumps(hide_key_material(response.json()), indent=2)
     return response.text

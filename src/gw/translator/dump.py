@@ -108,10 +108,22 @@ def redact(data: Any) -> Any:
     if isinstance(data, dict):
         if str(data.get("key", "")).lower() in SECRET_HEADERS and "value" in data:
             data = {**data, "value": REDACTED}
+        data = without_secret_header_value(data)
         data = without_symmetric_jwks(data)
         return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]
+    return data
+
+
+def without_secret_header_value(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with the value of a header from a secret hidden: an IR header names its
+    secret; Envoy's carries `keep_empty_value` (`envoy/headers.py`)."""
+    if data.get("secret") and "value" in data and "name" in data:
+        return {**data, "value": REDACTED}
+    header = data.get("header")
+    if data.get("keep_empty_value") and isinstance(header, dict) and "value" in header:
+        return {**data, "header": {**header, "value": REDACTED}}
     return data
 
 
@@ -123,12 +135,14 @@ def without_symmetric_jwks(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def hide_symmetric_jwks(data: Any) -> Any:
-    """`without_symmetric_jwks` all the way down (Envoy's own `/config_dump`)."""
+def hide_key_material(data: Any) -> Any:
+    """Session pass keys and the values of headers from secrets hidden all the way down
+    (Envoy's own `/config_dump`, which redacts private keys itself)."""
     if isinstance(data, dict):
-        return {k: hide_symmetric_jwks(v) for k, v in without_symmetric_jwks(data).items()}
+        shown = without_secret_header_value(without_symmetric_jwks(data))
+        return {k: hide_key_material(v) for k, v in shown.items()}
     if isinstance(data, list):
-        return [hide_symmetric_jwks(v) for v in data]
+        return [hide_key_material(v) for v in data]
     return data
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gw.discovery import ServiceDiscovery
 from gw.store.directory import DirectoryStore
-from gw.translator.dump import hide_symmetric_jwks, message_to_data, proxy_to_data, redact
+from gw.translator.dump import hide_key_material, message_to_data, proxy_to_data, redact
 from gw.translator.envoy import names
 from gw.translator.options import Options, new_session_pass_key
 from gw.translator.translation import translate
@@ -72,7 +72,7 @@ def test_gwctl_proxy_dump_hides_pass_keys_in_envoys_config_dump() -> None:
             }
         ]
     }
-    hidden = hide_symmetric_jwks(dump)
+    hidden = hide_key_material(dump)
     assert hidden["configs"][0]["providers"]["ns.a"] == {
         "local_jwks": "<redacted>",
         "from_cookies": ["gw-pass-1"],

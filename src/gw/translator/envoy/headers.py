@@ -32,5 +32,10 @@ def header_option(header: ir.HeaderValue) -> base_pb2.HeaderValueOption:
         else base_pb2.HeaderValueOption.OVERWRITE_IF_EXISTS_OR_ADD
     )
     return base_pb2.HeaderValueOption(
-        header=base_pb2.HeaderValue(key=header.name, value=header.value), append_action=action
+        header=base_pb2.HeaderValue(key=header.name, value=header.value),
+        append_action=action,
+        # A value from a secret is never empty (stage 1 leaves empty ones out), so this
+        # changes nothing Envoy does; it marks the value for every view of the configuration
+        # (ours and Envoy's own dump) to redact (`dump.redact`).
+        keep_empty_value=header.secret is not None,
     )

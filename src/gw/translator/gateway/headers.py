@@ -5,14 +5,24 @@ VirtualService and never a route configuration Envoy refuses: names must be HTTP
 pseudo-headers (`:path`) and `host` cannot be added or removed (Envoy refuses both), values
 may not hold line breaks, and a `%` in a value must start a substitution Envoy knows
 (`%DOWNSTREAM_REMOTE_ADDRESS%`, `%REQ(x-user)%`) or be written `%%`.
+
+A request header may also come from a secret (`headerSecretRef`): every key of a header
+secret is a header, its value sent as written (a `%` in it is literal, never a
+substitution). Secrets are looked up through the reference graph on behalf of the resource
+whose option names them, so that a change to the secret re-translates that resource.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from gw.api.headers import HeaderManipulation, HeaderValueOption
+from gw.api.meta import ResourceKey, ResourceRef
+from gw.api.secret import HEADER_TYPE, OPAQUE_TYPE
 from gw.translator import ir
+from gw.translator.gateway.secrets import resolve_secret
+from gw.translator.refs import Refs
 from gw.translator.reports import ResourceReport
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -98,22 +108,49 @@ def substitution_problem(value: str) -> str | None:
     return None
 
 
+#: Why a header cannot come from a secret where gw does not read `headerSecretRef` yet.
+SECRETS_NOT_HERE = (
+    "headers from secrets are not supported here by this gw build yet; "
+    "use header.key and header.value"
+)
+#: ... and on response headers, which the established gateway never takes from secrets.
+SECRETS_NOT_FOR_RESPONSES = (
+    "only request headers can come from a secret; use header.key and header.value"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderSecrets:
+    """Where `headerSecretRef`s are resolved: the reference graph, on behalf of `referrer`
+    (the VirtualService, RouteTable or UpstreamGroup whose option names the secret)."""
+
+    refs: Refs
+    referrer: ResourceKey
+
+
 def build_header_manipulation(
-    options: HeaderManipulation | None, field: str, report: ResourceReport
+    options: HeaderManipulation | None,
+    field: str,
+    report: ResourceReport,
+    secrets: HeaderSecrets | None = None,
 ) -> ir.HeaderManipulation | None:
-    """The checked manipulation, or None when there is none or some part is bad (reported)."""
+    """The checked manipulation, or None when there is none or some part is bad (reported).
+    Request headers are taken from secrets through `secrets`."""
     if options is None:
         return None
     errors = len(report.errors)
     built = ir.HeaderManipulation(
         request_headers_to_add=headers_to_add(
-            options.request_headers_to_add, f"{field}.requestHeadersToAdd", report
+            options.request_headers_to_add, f"{field}.requestHeadersToAdd", report, secrets
         ),
         request_headers_to_remove=headers_to_remove(
             options.request_headers_to_remove, f"{field}.requestHeadersToRemove", report
         ),
         response_headers_to_add=headers_to_add(
-            options.response_headers_to_add, f"{field}.responseHeadersToAdd", report
+            options.response_headers_to_add,
+            f"{field}.responseHeadersToAdd",
+            report,
+            no_secrets=SECRETS_NOT_FOR_RESPONSES,
         ),
         response_headers_to_remove=headers_to_remove(
             options.response_headers_to_remove, f"{field}.responseHeadersToRemove", report
@@ -123,17 +160,31 @@ def build_header_manipulation(
 
 
 def headers_to_add(
-    options: list[HeaderValueOption], field: str, report: ResourceReport
+    options: list[HeaderValueOption],
+    field: str,
+    report: ResourceReport,
+    secrets: HeaderSecrets | None = None,
+    *,
+    no_secrets: str = SECRETS_NOT_HERE,
 ) -> tuple[ir.HeaderValue, ...]:
-    out = []
+    """The headers to add; those of `headerSecretRef`s are read through `secrets` (without
+    it, a `headerSecretRef` is refused with `no_secrets`)."""
+    out: list[ir.HeaderValue] = []
     for i, option in enumerate(options):
         where = f"{field}[{i}]"
         if option.header_secret_ref is not None:
-            report.error(
-                f"{where}.headerSecretRef",
-                "headers from secrets are not supported by this gw build yet; "
-                "use header.key and header.value",
-            )
+            if option.header is not None:
+                report.error(where, "set header or headerSecretRef, not both")
+            elif secrets is None:
+                report.error(f"{where}.headerSecretRef", no_secrets)
+            else:
+                out += secret_headers(
+                    option.header_secret_ref,
+                    option.append is not False,
+                    f"{where}.headerSecretRef",
+                    secrets,
+                    report,
+                )
             continue
         if option.header is None:
             report.error(where, "set header.key and header.value")
@@ -154,6 +205,53 @@ def headers_to_add(
                 )
             )
     return tuple(out)
+
+
+def secret_headers(
+    ref: ResourceRef, append: bool, field: str, secrets: HeaderSecrets, report: ResourceReport
+) -> list[ir.HeaderValue]:
+    """One header per key of the header secret `ref` names, in the order of the keys.
+    Messages name the secret and its keys, never a value."""
+    secret, key = resolve_secret(
+        ref,
+        secrets.referrer,
+        field,
+        secrets.refs,
+        report,
+        missing="list did not find secret {where}",
+    )
+    if secret is None:
+        return []
+    where = f"Secret {key.namespace}.{key.name}"
+    if secret.type not in (HEADER_TYPE, OPAQUE_TYPE):
+        report.error(
+            field, f"{where} was not a Header secret: its type is {secret.type}, not {HEADER_TYPE}"
+        )
+        return []
+    names = secret.keys()
+    if not names:
+        report.warning(field, f"{where} holds no headers: each of its keys is a header to add")
+    out = []
+    for name in names:
+        value = secret.value(name) or ""
+        problem = header_name_problem(name) or line_break_problem(value)
+        if problem is not None:
+            report.error(field, f"{where}, key {name!r}: {problem}")
+            continue
+        if not value:
+            continue  # Envoy adds no header with an empty value (nor does the established gateway)
+        # Envoy reads `%` in a header value as the start of a substitution: a secret's value
+        # is sent as written.
+        literal = value.replace("%", "%%")
+        out.append(
+            ir.HeaderValue(
+                name=name.lower(),
+                value=literal,
+                append=append,
+                secret=f"{key.namespace}.{key.name}",
+            )
+        )
+    return out
 
 
 def headers_to_remove(names: list[str], field: str, report: ResourceReport) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from gw.translator.gateway.delegation import Parent, delegate, inherit
 from gw.translator.gateway.destinations import destination_upstream, refine_destination
 from gw.translator.gateway.dynamicforwardproxy import destinations_set, request_target
 from gw.translator.gateway.extauth import ExtAuthResolver
-from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.headers import HeaderSecrets, build_header_manipulation
 from gw.translator.gateway.invalid_routes import build_or_replace
 from gw.translator.gateway.jwt_stages import HostJwt, build_route_jwt
 from gw.translator.gateway.loadbalancer import build_hash_policies
@@ -226,7 +226,10 @@ class RouteBuilder:
         """What the route's options make of it (`own`: its options before inheritance)."""
         transformations = self._transformations(options, where, parent)
         headers = build_header_manipulation(
-            options.header_manipulation, f"{where}.headerManipulation", self.report
+            options.header_manipulation,
+            f"{where}.headerManipulation",
+            self.report,
+            HeaderSecrets(self.refs, self.owner),
         )
         jwt, rbac = self._security(options, where)
         extauth = None
@@ -403,7 +406,9 @@ class RouteBuilder:
                 if target is None:
                     return None
                 where = f"{field}.multi.destinations[{i}].options"
-                traffic = build_destination_traffic(d.options, where, self.report)
+                traffic = build_destination_traffic(
+                    d.options, where, self.report, HeaderSecrets(self.refs, self.owner)
+                )
                 if d.weight == 0:
                     continue
                 if d.options is not None:

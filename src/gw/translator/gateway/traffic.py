@@ -19,7 +19,7 @@ from gw.translator.gateway.buffer import build_buffer
 from gw.translator.gateway.csrf import build_csrf
 from gw.translator.gateway.extproc import build_ext_proc_routes
 from gw.translator.gateway.faults import build_faults
-from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.headers import HeaderSecrets, build_header_manipulation
 from gw.translator.gateway.rewrite import build_rewrites
 from gw.translator.gateway.routetracing import build_route_tracing
 from gw.translator.gateway.shadowing import build_shadow
@@ -176,7 +176,10 @@ def build_host_traffic(
 
 
 def build_destination_traffic(
-    options: WeightedDestinationOptions | None, field: str, report: ResourceReport
+    options: WeightedDestinationOptions | None,
+    field: str,
+    report: ResourceReport,
+    secrets: HeaderSecrets,
 ) -> ir.DestinationTraffic | None:
     if options is None:
         return None
@@ -184,7 +187,7 @@ def build_destination_traffic(
     refuse_unsupported(options, field, report)
     built = ir.DestinationTraffic(
         headers=build_header_manipulation(
-            options.header_manipulation, f"{field}.headerManipulation", report
+            options.header_manipulation, f"{field}.headerManipulation", report, secrets
         ),
         csrf=build_csrf(options.csrf, f"{field}.csrf", report),
         buffer=build_buffer(options.buffer_per_route, f"{field}.bufferPerRoute", report),

@@ -15,6 +15,7 @@ from gw.api import ResourceKey, ResourceRef
 from gw.api.virtualservice import MAX_TOTAL_WEIGHT
 from gw.translator import ir
 from gw.translator.gateway.destinations import destination_upstream, refine_destination
+from gw.translator.gateway.headers import HeaderSecrets
 from gw.translator.gateway.orch import resolve_service_destination
 from gw.translator.gateway.traffic import build_destination_traffic
 from gw.translator.gateway.upstreams import cluster_name
@@ -62,7 +63,10 @@ def group_clusters(
     for i, weighted in enumerate(destinations):
         errors = len(report.errors)
         traffic = build_destination_traffic(
-            weighted.options, f"spec.destinations[{i}].options", report
+            weighted.options,
+            f"spec.destinations[{i}].options",
+            report,
+            HeaderSecrets(refs, group.key),
         )
         target = _destination(group, i, weighted.destination, refs, report)
         if target is None or len(report.errors) > errors:

@@ -16,7 +16,7 @@ from gw.translator.gateway.contribution import BuiltHost, Contribution, Listener
 from gw.translator.gateway.cors import build_cors, merge_cors_policies
 from gw.translator.gateway.extauth import AuthConfigUse
 from gw.translator.gateway.gateways import HTTP, HTTPS
-from gw.translator.gateway.headers import build_header_manipulation
+from gw.translator.gateway.headers import HeaderSecrets, build_header_manipulation
 from gw.translator.gateway.jwt_stages import HostJwt, build_host_jwt
 from gw.translator.gateway.optionrefs import merge_option_refs
 from gw.translator.gateway.ratelimit import RateLimitResolver
@@ -254,7 +254,10 @@ def _parts(
 ) -> HostParts:
     return HostParts(
         headers=build_header_manipulation(
-            options.header_manipulation, f"{_OPTIONS}.headerManipulation", report
+            options.header_manipulation,
+            f"{_OPTIONS}.headerManipulation",
+            report,
+            HeaderSecrets(refs, owner),
         ),
         retries=build_retries(options.retries, f"{_OPTIONS}.retries", report),
         ratelimit=ratelimit.resolve(options, _OPTIONS),

@@ -13,6 +13,8 @@ class HeaderValue:
     name: str
     value: str
     append: bool = True
+    #: The header secret (`namespace.name`) the value comes from: views redact the value.
+    secret: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
