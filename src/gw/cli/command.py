@@ -24,6 +24,10 @@ class Output(StrEnum):
     table = "table"
     yaml = "yaml"
     json = "json"
+    #: The established tool's other names, which its guides use: `kube-yaml` is gw's YAML
+    #: (already the orchestrator's manifest shape, status included), `wide` its table.
+    kube_yaml = "kube-yaml"
+    wide = "wide"
 
 
 class DataOutput(StrEnum):
@@ -41,7 +45,9 @@ AdminUrl = Annotated[
         help="Control plane admin URL (default: from the running `gw up`).",
     ),
 ]
-OutputOpt = Annotated[Output, typer.Option("-o", "--output", help="table, yaml or json.")]
+OutputOpt = Annotated[
+    Output, typer.Option("-o", "--output", help="table (or wide), yaml (or kube-yaml) or json.")
+]
 Namespace = Annotated[
     str, typer.Option("-n", "--namespace", help="Namespace of the proxy deployment.")
 ]
@@ -118,7 +124,7 @@ def emit(data: Any, output: StrEnum, table: str | None = None) -> None:
     """Print `data` as YAML or JSON, or `table` for the table output."""
     if output.value == "json":
         typer.echo(json.dumps(data, indent=2))
-    elif output.value == "yaml":
+    elif output.value in ("yaml", "kube-yaml"):
         typer.echo(to_yaml(data), nl=False)
     else:
         typer.echo(table if table is not None else to_yaml(data).rstrip("\n"))

@@ -74,7 +74,7 @@ def validate(
         if strict:
             parts.append(f"{len(warned)} with warnings")
         fail("validation failed: " + ", ".join(parts))
-    if output is Output.table:
+    if output in (Output.table, Output.wide):
         typer.echo(f"{len(reports['statuses'])} resources valid ({len(warned)} with warnings)")
 
 

@@ -37,6 +37,11 @@ def test_emit_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out) == resources
     emit(resources, Output.table, "TABLE")
     assert capsys.readouterr().out == "TABLE\n"
+    # The established tool's names for the same outputs, as its guides type them.
+    emit(resources, Output("kube-yaml"), "TABLE")
+    assert list(yaml.safe_load_all(capsys.readouterr().out)) == resources
+    emit(resources, Output("wide"), "TABLE")
+    assert capsys.readouterr().out == "TABLE\n"
     emit({"reason": "line one\nline two\n"}, DataOutput.yaml)
     out = capsys.readouterr().out
     assert out == "reason: |\n  line one\n  line two\n"
