@@ -148,6 +148,29 @@ def test_http_health_checks_skip_a_failing_endpoint(env: Env, servers: list[Name
     assert {env.served_by("checked") for _ in range(20)} == {"good"}
 
 
+def test_every_one_of_several_health_checks_must_pass(env: Env, servers: list[NamedServer]) -> None:
+    """Two checks on one upstream (Envoy 1.40 runs both, each named by gw): a host that
+    passes the first but fails the second is taken out."""
+    good, half = NamedServer("good"), NamedServer("half", sick_path="/deep")
+    servers += [good, half]
+    second = (
+        "    - {timeout: 1s, interval: 200ms, healthyThreshold: 1, unhealthyThreshold: 1,\n"
+        "       httpHealthCheck: {path: /deep}}\n"
+    )
+    env.serve(
+        "twice",
+        f"  static:\n    hosts:\n{hosts(good.port, half.port)}"
+        + fast_checks("httpHealthCheck: {path: /healthz}")
+        + second,
+    )
+    wait_until(
+        lambda: "failed_active_hc" in env.host_flags("twice_default", half.port),
+        what="Envoy to find the endpoint that fails the second check unhealthy",
+    )
+    assert env.host_flags("twice_default", good.port) == "healthy"
+    assert {env.served_by("twice") for _ in range(20)} == {"good"}
+
+
 def test_grpc_health_checks_mark_a_not_serving_server(env: Env) -> None:
     serving, stopped = GrpcHealthServer(serving=True), GrpcHealthServer(serving=False)
     try:

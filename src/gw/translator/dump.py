@@ -70,9 +70,11 @@ def _drop_no_parts(listener: dict[str, Any]) -> None:
 
 
 def message_to_data(message: Message) -> dict[str, Any]:
+    """The message as plain data, redacted; read as `protos.POOL` defines it, so that the
+    fields the generated protos lack show too (a health check's `name`)."""
     data: dict[str, Any] = redact(
         json_format.MessageToDict(
-            message, preserving_proto_field_name=True, descriptor_pool=protos.POOL
+            protos.message(message), preserving_proto_field_name=True, descriptor_pool=protos.POOL
         )
     )
     return data

@@ -10,6 +10,7 @@ from envoy.type.v3 import http_pb2, range_pb2
 from google.protobuf import wrappers_pb2
 
 from gw.translator import ir
+from gw.translator.envoy import protos
 from gw.translator.envoy.durations import duration_ms
 from gw.translator.envoy.headers import header_option
 from gw.translator.envoy.packing import pack
@@ -19,8 +20,14 @@ EVENT_FILE_SINK = "envoy.health_check.event_sinks.file"
 
 
 def add_health_checks(out: cluster_pb2.Cluster, cluster: ir.Cluster) -> None:
-    for check in cluster.health_checks or ():
-        out.health_checks.append(build_health_check(check))
+    checks = cluster.health_checks or ()
+    for i, check in enumerate(checks):
+        built = build_health_check(check)
+        if len(checks) > 1:
+            # Envoy runs every check and needs each named; its stats are then under
+            # `health_check.name.<name>.` (one check keeps the plain `health_check.`).
+            protos.merge_added(built, name=f"check-{i}")
+        out.health_checks.append(built)
     if cluster.outlier_detection is not None:
         out.outlier_detection.CopyFrom(build_outlier_detection(cluster.outlier_detection))
 

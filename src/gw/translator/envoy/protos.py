@@ -4,13 +4,16 @@
 Some fields gw must write are new in 1.40 and replace ones 1.40 deprecates (a deprecated
 field works today and breaks on an Envoy upgrade): the compressor's `content_type_matcher`,
 the OpenTelemetry access logger's own `grpc_service`, `log_name` and
-`filter_state_objects_to_log` (in place of `common_config`). `POOL` holds the generated
+`filter_state_objects_to_log` (in place of `common_config`). One is new and required: a
+health check's `name`, when a cluster has several. `POOL` holds the generated
 descriptors with those fields added (numbers and types as in Envoy 1.40's own protos);
 `message()` makes a message of it from a generated one. Dumps that render `Any` through
 `POOL` (`translator/dump.py`) show the added fields like the others.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
@@ -28,6 +31,10 @@ _ADDED: dict[str, dict[str, tuple[tuple[str, int, int, int, str], ...]]] = {
                 ".envoy.type.matcher.v3.StringMatcher",
             ),
         ),
+    },
+    # A cluster's health checks each need a name when there are several (1.40 runs them all).
+    "envoy/config/core/v3/health_check.proto": {
+        "HealthCheck": (("name", 27, _FIELD.TYPE_STRING, _FIELD.LABEL_OPTIONAL, ""),),
     },
     "envoy/extensions/access_loggers/open_telemetry/v3/logs_service.proto": {
         "OpenTelemetryAccessLogConfig": (
@@ -107,6 +114,16 @@ def _camel(name: str) -> str:
 
 
 POOL = descriptor_pool.DescriptorPool(descriptor_db=_Files())
+
+
+def merge_added(generated: Message, **fields: object) -> None:
+    """Set `_ADDED` fields on a generated message, which keeps them as unknown fields (and
+    serializes them) for messages that must stay of their generated class: those that sit
+    in a generated message's fields rather than in an `Any`."""
+    added: Any = message(type(generated)())
+    for name, value in fields.items():
+        setattr(added, name, value)
+    generated.MergeFromString(added.SerializeToString())
 
 
 def message(generated: Message) -> Message:

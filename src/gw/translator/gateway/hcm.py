@@ -21,7 +21,12 @@ from gw.api.duration import duration_ms
 from gw.api.hcm import HttpConnectionManagerSettings
 from gw.api.upgrades import ProtocolUpgradeConfig
 from gw.translator import ir
-from gw.translator.gateway.headers import headers_to_add, headers_to_remove, line_break_problem
+from gw.translator.gateway.headers import (
+    HeaderSecrets,
+    headers_to_add,
+    headers_to_remove,
+    line_break_problem,
+)
 from gw.translator.gateway.tracing import build_tracing
 from gw.translator.ir.hcm import UpgradeType
 from gw.translator.refs import Refs
@@ -88,7 +93,7 @@ def build_http_settings(
     values |= _limits(settings, report)
     values |= _addresses(settings, report)
     values |= _protocol(settings, report)
-    values |= _early_headers(settings, report)
+    values |= _early_headers(settings, HeaderSecrets(refs, owner), report)
     if settings.tracing is not None:
         values["tracing"] = build_tracing(settings.tracing, refs, owner, report, f"{FIELD}.tracing")
     if len(report.errors) > errors:
@@ -248,7 +253,7 @@ def _upgrades(
 
 
 def _early_headers(
-    settings: HttpConnectionManagerSettings, report: ResourceReport
+    settings: HttpConnectionManagerSettings, secrets: HeaderSecrets, report: ResourceReport
 ) -> dict[str, Any]:
     early = settings.early_header_manipulation
     if early is None:
@@ -256,7 +261,7 @@ def _early_headers(
     where = f"{FIELD}.earlyHeaderManipulation"
     return {
         "early_headers_to_add": headers_to_add(
-            early.headers_to_add, f"{where}.headersToAdd", report
+            early.headers_to_add, f"{where}.headersToAdd", report, secrets
         ),
         "early_headers_to_remove": headers_to_remove(
             early.headers_to_remove, f"{where}.headersToRemove", report

@@ -108,12 +108,8 @@ def substitution_problem(value: str) -> str | None:
     return None
 
 
-#: Why a header cannot come from a secret where gw does not read `headerSecretRef` yet.
-SECRETS_NOT_HERE = (
-    "headers from secrets are not supported here by this gw build yet; "
-    "use header.key and header.value"
-)
-#: ... and on response headers, which the established gateway never takes from secrets.
+#: Why a response header cannot come from a secret (the established gateway's response
+#: headers have no `headerSecretRef`).
 SECRETS_NOT_FOR_RESPONSES = (
     "only request headers can come from a secret; use header.key and header.value"
 )
@@ -122,7 +118,7 @@ SECRETS_NOT_FOR_RESPONSES = (
 @dataclass(frozen=True, slots=True)
 class HeaderSecrets:
     """Where `headerSecretRef`s are resolved: the reference graph, on behalf of `referrer`
-    (the VirtualService, RouteTable or UpstreamGroup whose option names the secret)."""
+    (the resource whose option names the secret)."""
 
     refs: Refs
     referrer: ResourceKey
@@ -132,7 +128,7 @@ def build_header_manipulation(
     options: HeaderManipulation | None,
     field: str,
     report: ResourceReport,
-    secrets: HeaderSecrets | None = None,
+    secrets: HeaderSecrets,
 ) -> ir.HeaderManipulation | None:
     """The checked manipulation, or None when there is none or some part is bad (reported).
     Request headers are taken from secrets through `secrets`."""
@@ -147,10 +143,7 @@ def build_header_manipulation(
             options.request_headers_to_remove, f"{field}.requestHeadersToRemove", report
         ),
         response_headers_to_add=headers_to_add(
-            options.response_headers_to_add,
-            f"{field}.responseHeadersToAdd",
-            report,
-            no_secrets=SECRETS_NOT_FOR_RESPONSES,
+            options.response_headers_to_add, f"{field}.responseHeadersToAdd", report, None
         ),
         response_headers_to_remove=headers_to_remove(
             options.response_headers_to_remove, f"{field}.responseHeadersToRemove", report
@@ -163,12 +156,10 @@ def headers_to_add(
     options: list[HeaderValueOption],
     field: str,
     report: ResourceReport,
-    secrets: HeaderSecrets | None = None,
-    *,
-    no_secrets: str = SECRETS_NOT_HERE,
+    secrets: HeaderSecrets | None,
 ) -> tuple[ir.HeaderValue, ...]:
-    """The headers to add; those of `headerSecretRef`s are read through `secrets` (without
-    it, a `headerSecretRef` is refused with `no_secrets`)."""
+    """The headers to add; those of `headerSecretRef`s are read through `secrets` (None for
+    response headers, which cannot come from secrets)."""
     out: list[ir.HeaderValue] = []
     for i, option in enumerate(options):
         where = f"{field}[{i}]"
@@ -176,7 +167,7 @@ def headers_to_add(
             if option.header is not None:
                 report.error(where, "set header or headerSecretRef, not both")
             elif secrets is None:
-                report.error(f"{where}.headerSecretRef", no_secrets)
+                report.error(f"{where}.headerSecretRef", SECRETS_NOT_FOR_RESPONSES)
             else:
                 out += secret_headers(
                     option.header_secret_ref,

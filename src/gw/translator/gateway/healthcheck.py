@@ -13,25 +13,37 @@ import re
 from gw.api.duration import optional_ms
 from gw.api.healthcheck import GrpcHealthCheck, HealthCheck, HttpHealthCheck, TcpHealthCheck
 from gw.translator import ir
-from gw.translator.gateway.headers import headers_to_add, headers_to_remove
+from gw.translator.gateway.headers import HeaderSecrets, headers_to_add, headers_to_remove
 from gw.translator.reports import ResourceReport
 
 _HEX = re.compile(r"(?:[0-9A-Fa-f]{2})+")
 
 
+#: Envoy runs several health checks on a cluster (all must pass), up to this many.
+MAX_CHECKS = 8
+
+
 def build_health_checks(
-    checks: list[HealthCheck], field: str, report: ResourceReport
+    checks: list[HealthCheck], field: str, report: ResourceReport, secrets: HeaderSecrets
 ) -> tuple[ir.HealthCheck, ...]:
+    """The checks; their request headers may come from header secrets (`secrets`)."""
+    if len(checks) > MAX_CHECKS:
+        report.error(
+            field,
+            f"{len(checks)} health checks: Envoy runs at most {MAX_CHECKS} on a cluster; "
+            "combine or remove some",
+        )
+        return ()
     out = []
     for i, check in enumerate(checks):
-        built = _health_check(check, i, f"{field}[{i}]", report)
+        built = _health_check(check, i, f"{field}[{i}]", report, secrets)
         if built is not None:
             out.append(built)
     return tuple(out)
 
 
 def _health_check(
-    check: HealthCheck, index: int, field: str, report: ResourceReport
+    check: HealthCheck, index: int, field: str, report: ResourceReport, secrets: HeaderSecrets
 ) -> ir.HealthCheck | None:
     errors = len(report.errors)
     _check_timing(check, index, field, report)
@@ -55,11 +67,11 @@ def _health_check(
         return None
     http = tcp = grpc = None
     if check.http_health_check is not None:
-        http = _http(check.http_health_check, f"{field}.httpHealthCheck", report)
+        http = _http(check.http_health_check, f"{field}.httpHealthCheck", report, secrets)
     elif check.tcp_health_check is not None:
         tcp = _tcp(check.tcp_health_check, f"{field}.tcpHealthCheck", report)
     elif check.grpc_health_check is not None:
-        grpc = _grpc(check.grpc_health_check, f"{field}.grpcHealthCheck", report)
+        grpc = _grpc(check.grpc_health_check, f"{field}.grpcHealthCheck", report, secrets)
     else:
         report.error(
             f"{field}.customHealthCheck",
@@ -112,7 +124,9 @@ def _check_timing(check: HealthCheck, index: int, field: str, report: ResourceRe
             report.error(f"{field}.{name}", f"{name} must be above 0 when set")
 
 
-def _http(check: HttpHealthCheck, field: str, report: ResourceReport) -> ir.HttpHealthCheck | None:
+def _http(
+    check: HttpHealthCheck, field: str, report: ResourceReport, secrets: HeaderSecrets
+) -> ir.HttpHealthCheck | None:
     if not check.path.startswith("/"):
         report.error(
             f"{field}.path", "the path to check is required and starts with / (e.g. /healthz)"
@@ -141,7 +155,7 @@ def _http(check: HttpHealthCheck, field: str, report: ResourceReport) -> ir.Http
         http2=check.use_http2,
         expected_statuses=tuple(ranges),
         request_headers_to_add=headers_to_add(
-            check.request_headers_to_add, f"{field}.requestHeadersToAdd", report
+            check.request_headers_to_add, f"{field}.requestHeadersToAdd", report, secrets
         ),
         request_headers_to_remove=headers_to_remove(
             check.request_headers_to_remove, f"{field}.requestHeadersToRemove", report
@@ -164,9 +178,13 @@ def _tcp(check: TcpHealthCheck, field: str, report: ResourceReport) -> ir.TcpHea
     )
 
 
-def _grpc(check: GrpcHealthCheck, field: str, report: ResourceReport) -> ir.GrpcHealthCheck:
+def _grpc(
+    check: GrpcHealthCheck, field: str, report: ResourceReport, secrets: HeaderSecrets
+) -> ir.GrpcHealthCheck:
     return ir.GrpcHealthCheck(
         service_name=check.service_name or None,
         authority=check.authority or None,
-        initial_metadata=headers_to_add(check.initial_metadata, f"{field}.initialMetadata", report),
+        initial_metadata=headers_to_add(
+            check.initial_metadata, f"{field}.initialMetadata", report, secrets
+        ),
     )

@@ -25,7 +25,7 @@ from gw.snapshot import Snapshot
 from gw.translator import ir
 from gw.translator.clock import Clock
 from gw.translator.gateway.hcm import checked_ms
-from gw.translator.gateway.headers import headers_to_add
+from gw.translator.gateway.headers import HeaderSecrets, headers_to_add
 from gw.translator.gateway.listener_options import build_connection_limit
 from gw.translator.gateway.ratelimit import local_limit
 from gw.translator.gateway.tcp_destinations import tcp_destination
@@ -77,7 +77,12 @@ def build_tcp_listener(
     _check_claims(hosts, field, report)
     options = gateway.options or TcpListenerOptions()
     where = f"{field}.options"
-    settings = _settings(options.tcp_proxy_settings, f"{where}.tcpProxySettings", report)
+    settings = _settings(
+        options.tcp_proxy_settings,
+        f"{where}.tcpProxySettings",
+        report,
+        HeaderSecrets(context.refs, context.owner),
+    )
     limit = options.connection_limit
     local = options.local_ratelimit
     built = ir.TcpListener(
@@ -198,7 +203,10 @@ def _check_claims(hosts: list[ir.TcpHost | None], field: str, report: ResourceRe
 
 
 def _settings(
-    settings: TcpProxySettings | None, field: str, report: ResourceReport
+    settings: TcpProxySettings | None,
+    field: str,
+    report: ResourceReport,
+    secrets: HeaderSecrets,
 ) -> ir.TcpProxySettings:
     if settings is None:
         return ir.TcpProxySettings()
@@ -223,7 +231,7 @@ def _settings(
         where = f"{field}.tunnelingConfig"
         if not config.hostname:
             report.error(f"{where}.hostname", "the host name to send in CONNECT is required")
-        headers = headers_to_add(config.headers_to_add, f"{where}.headersToAdd", report)
+        headers = headers_to_add(config.headers_to_add, f"{where}.headersToAdd", report, secrets)
         tunnel = ir.TcpTunnel(hostname=config.hostname, headers=headers)
     return ir.TcpProxySettings(
         max_connect_attempts=attempts,

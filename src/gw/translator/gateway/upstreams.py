@@ -35,6 +35,7 @@ from gw.translator.gateway.contribution import Contribution
 from gw.translator.gateway.failover import build_failover
 from gw.translator.gateway.functions import service_spec_wants_http2
 from gw.translator.gateway.gcp import check_gcp_upstream, gcp_audience, with_metadata_cluster
+from gw.translator.gateway.headers import HeaderSecrets
 from gw.translator.gateway.healthcheck import build_health_checks
 from gw.translator.gateway.hosts import checked_address, endpoint_metadata, is_ip
 from gw.translator.gateway.loadbalancer import build_load_balancer
@@ -127,7 +128,7 @@ def build_cluster(
         tls = replace(tls or ir.UpstreamTls(), sni=None if is_ip(host) else host)
     cluster = _with_host_names(replace(cluster, tls=tls), upstream)
     cluster = with_connection(cluster, spec, report, http2=grpc)
-    cluster = _with_health(cluster, upstream, report)
+    cluster = _with_health(cluster, upstream, refs, report)
     cluster = with_dns(cluster, spec, report)
     return cluster, secrets
 
@@ -190,10 +191,13 @@ def _located(upstream: Upstream, refs: Refs, report: ResourceReport) -> ir.Clust
     )
 
 
-def _with_health(cluster: ir.Cluster, upstream: Upstream, report: ResourceReport) -> ir.Cluster:
+def _with_health(
+    cluster: ir.Cluster, upstream: Upstream, refs: Refs, report: ResourceReport
+) -> ir.Cluster:
     """Load balancing, health checking, circuit breakers and failover."""
     spec = upstream.spec
-    checks = build_health_checks(spec.health_checks, "spec.healthChecks", report)
+    secrets = HeaderSecrets(refs, upstream.key)
+    checks = build_health_checks(spec.health_checks, "spec.healthChecks", report, secrets)
     for i, check in enumerate(checks):
         if check.grpc is not None and not (cluster.http2 or cluster.use_downstream_protocol):
             report.error(
