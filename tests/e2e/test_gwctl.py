@@ -29,7 +29,7 @@ import yaml
 
 from gw import __version__
 from tests.support.certs import KeyPair, make_cert, tls_secret_yaml
-from tests.support.gwctl import gwctl, parse_table
+from tests.support.gwctl import gwctl, ok, parse_table
 from tests.support.ports import free_port
 from tests.support.processes import Echo, GwUp, Process, gw_env
 from tests.support.wait import wait_until
@@ -161,11 +161,6 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             gw.stop()
     finally:
         echo.stop()
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
 
 
 def check_lines(stdout: str) -> dict[str, str]:

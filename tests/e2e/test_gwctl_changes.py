@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.gwctl import gwctl, parse_table
+from tests.support.gwctl import gwctl, ok, parse_table
+from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -88,11 +89,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     echo = Echo(root, "echo")
     folder = root / "config"
     folder.mkdir()
-    (folder / "upstreams.yaml").write_text(
-        "apiVersion: gw.vendor.io/v1\nkind: Upstream\n"
-        "metadata: {name: echo, namespace: gw-system}\n"
-        f"spec:\n  static:\n    hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]\n"
-    )
+    (folder / "upstreams.yaml").write_text(upstream("echo", echo.port, "gw-system"))
     (folder / "routes.yaml").write_text(ROUTES)
     gw = GwUp(folder, root / "home")
     try:
@@ -100,11 +97,6 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     finally:
         gw.stop()
         echo.stop()
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
 
 
 def test_get_lists_resources_whose_manifests_cannot_be_read(setup: Setup) -> None:

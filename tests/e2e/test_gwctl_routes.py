@@ -17,7 +17,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.support.gwctl import gwctl, parse_table
+from tests.support.gwctl import gwctl, ok, parse_table
+from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -67,22 +68,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     folder = root / "config"
     folder.mkdir()
     (folder / "shop.yaml").write_text(SHOP)
-    (folder / "upstreams.yaml").write_text(
-        "apiVersion: gw.vendor.io/v1\nkind: Upstream\n"
-        "metadata: {name: echo, namespace: gw-system}\n"
-        f"spec:\n  static:\n    hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]\n"
-    )
+    (folder / "upstreams.yaml").write_text(upstream("echo", echo.port, "gw-system"))
     gw = GwUp(folder, root / "home")
     try:
         yield Setup(gw, folder, echo)
     finally:
         gw.stop()
         echo.stop()
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
 
 
 def test_a_guides_first_steps_route_through_the_proxy(setup: Setup) -> None:
@@ -94,13 +86,13 @@ def test_a_guides_first_steps_route_through_the_proxy(setup: Setup) -> None:
             "--static-hosts", f"127.0.0.1:{setup.echo.port}",
         )
     )  # fmt: skip
-    [upstream] = parse_table(made)
-    assert (upstream["UPSTREAM"], upstream["TYPE"], upstream["STATUS"]) == (
+    [row] = parse_table(made)
+    assert (row["UPSTREAM"], row["TYPE"], row["STATUS"]) == (
         "pets",
         "Static",
         "Accepted",
     )
-    assert f"127.0.0.1:{setup.echo.port}" in upstream["DETAILS"]
+    assert f"127.0.0.1:{setup.echo.port}" in row["DETAILS"]
 
     made = ok(setup.run("create", "vs", "--name", "petstore", "--domains", "pets.example.com"))
     [vs] = parse_table(made)

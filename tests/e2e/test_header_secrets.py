@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.support.gwctl import gwctl, parse_table
+from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
 from tests.support.wait import wait_until
 
@@ -61,11 +62,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     echo = Echo(root, "echo")
     folder = root / "config"
     folder.mkdir()
-    (folder / "upstreams.yaml").write_text(
-        "apiVersion: gw.vendor.io/v1\nkind: Upstream\n"
-        "metadata: {name: echo, namespace: gw-system}\n"
-        f"spec:\n  static:\n    hosts: [{{addr: 127.0.0.1, port: {echo.port}}}]\n"
-    )
+    (folder / "upstreams.yaml").write_text(upstream("echo", echo.port, "gw-system"))
     gw = GwUp(folder, root / "home")
     try:
         yield Setup(gw, folder)

@@ -30,6 +30,12 @@ def gwctl(
     )
 
 
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    """The stdout of a gwctl run that must have succeeded (else its output fails the test)."""
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
 def parse_table(text: str) -> list[dict[str, str]]:
     """Rows of an ASCII table (`+---+` borders) as dicts keyed by header; a cell spread over
     several lines comes back joined with newlines (trailing empty lines dropped)."""

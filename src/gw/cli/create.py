@@ -193,9 +193,7 @@ def secret_apikey(
 
     A generated key is written into the secret only: gwctl does not print it (read it from
     the created file)."""
-    secret_name = name or name_argument
-    if not secret_name:
-        fail("name the secret: gwctl create secret apikey NAME (or --name NAME)")
+    secret_name = chosen_name(name, name_argument, "secret", "secret apikey")
     value = sys.stdin.readline().rstrip("\r\n") if apikey == "-" else apikey
     if not value:
         if not generate:
@@ -273,9 +271,7 @@ def upstream_static(
     admin_url: AdminUrl = None,
 ) -> None:
     """Create an upstream for fixed hosts (names or addresses), balanced round robin."""
-    upstream_name = name or name_argument
-    if not upstream_name:
-        fail("name the upstream: gwctl create upstream static NAME (or --name NAME)")
+    upstream_name = chosen_name(name, name_argument, "upstream", "upstream static")
     static: dict[str, Any] = {"hosts": static_hosts(hosts)}
     if outbound_tls is not None:
         static["useTls"] = outbound_tls
@@ -349,9 +345,7 @@ def virtualservice(
     admin_url: AdminUrl = None,
 ) -> None:
     """Create a virtual service (no routes yet: add them with `gwctl add route`)."""
-    vs_name = name or name_argument
-    if not vs_name:
-        fail("name the virtual service: gwctl create virtualservice NAME (or --name NAME)")
+    vs_name = chosen_name(name, name_argument, "virtual service", "virtualservice")
     virtual_host: dict[str, Any] = {
         "domains": [d.strip() for d in domains.split(",") if d.strip()] or ["*"]
     }
@@ -386,6 +380,14 @@ def secret_manifest(namespace: str, name: str, kind: str, values: dict[str, str]
         "type": kind,
         "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()},
     }
+
+
+def chosen_name(option: str | None, argument: str | None, what: str, command: str) -> str:
+    """NAME, given as an argument or with --name (the established tool takes either)."""
+    chosen = option or argument
+    if not chosen:
+        fail(f"name the {what}: gwctl create {command} NAME (or --name NAME)")
+    return chosen
 
 
 def parse_manifest(manifest: dict[str, Any]) -> api.Resource:

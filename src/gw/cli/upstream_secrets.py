@@ -25,6 +25,7 @@ from gw.cli.command import AdminUrl, fail
 from gw.cli.create import (
     DryRun,
     Namespace,
+    chosen_name,
     create_resource,
     key_values,
     parse_manifest,
@@ -69,7 +70,7 @@ def secret_header(
 ) -> None:
     """Create a header secret (type gw.vendor.io/header): each entry is a request header
     that `headerSecretRef` adds."""
-    secret_name = _name(name, name_argument, "header")
+    secret_name = chosen_name(name, name_argument, "secret", "secret header")
     text = (
         ",".join(line.strip() for line in sys.stdin if line.strip()) if headers == "-" else headers
     )
@@ -98,7 +99,7 @@ def secret_aws(
 ) -> None:
     """Create an AWS secret (Opaque: aws_access_key_id, aws_secret_access_key and
     aws_session_token) for `aws` upstreams."""
-    secret_name = _name(name, name_argument, "aws")
+    secret_name = chosen_name(name, name_argument, "secret", "secret aws")
     secret_value = sys.stdin.readline().rstrip("\r\n") if secret_key == "-" else secret_key
     if not access_key:
         fail("access key not provided: give --access-key")
@@ -125,20 +126,13 @@ def secret_azure(
     admin_url: AdminUrl = None,
 ) -> None:
     """Create an Azure secret (Opaque, key `azure`: apiKeys) for `azure` upstreams."""
-    secret_name = _name(name, name_argument, "azure")
+    secret_name = chosen_name(name, name_argument, "secret", "secret azure")
     if not api_keys:
         fail("api keys not provided: give --api-keys function=key,...")
     keys = key_values(api_keys, "--api-keys")
     document = yaml.safe_dump({"apiKeys": keys}, sort_keys=True)
     values = {AZURE_KEY: document}
     _create_secret(namespace, secret_name, OPAQUE_TYPE, values, "Azure", dry_run, admin_url)
-
-
-def _name(name: str | None, argument: str | None, kind: str) -> str:
-    chosen = name or argument
-    if not chosen:
-        fail(f"name the secret: gwctl create secret {kind} NAME (or --name NAME)")
-    return chosen
 
 
 def _create_secret(
