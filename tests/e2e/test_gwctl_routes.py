@@ -292,3 +292,26 @@ def test_routes_into_a_route_table_and_a_route_delegating_to_it(setup: Setup) ->
         "ref": {"name": "team", "namespace": "default"}
     }
     assert stored.read_text() == before
+
+
+def test_route_sort_orders_a_virtual_service_most_specific_first(setup: Setup) -> None:
+    """Routes added in an order that hides the specific ones behind `/`: after `route sort`
+    each answers its own path."""
+    ok(setup.run("create", "vs", "sorted", "--domains", "sorted.example.com"))
+    for path in (("-p", "/"), ("-p", "/api"), ("-e", "/api/exact")):
+        ok(setup.run("add", "route", "--name", "sorted", *path, "-u", "echo", "-x", "0"))
+    ok(setup.run("add", "route", "--name", "sorted", "-p", "/", "-u", "echo", "-x", "0"))
+    sorted_out = ok(setup.run("route", "sort", "--name", "sorted"))
+    assert sorted_out.startswith("sorting 4 routes by:\n- exact < regex < prefix\n")
+    [vs] = parse_table(sorted_out)
+    assert vs["ROUTES"].splitlines() == [
+        "/api/exact -> gw-system.echo (upstream)",
+        "/api -> gw-system.echo (upstream)",
+        "/ -> gw-system.echo (upstream)",
+        "/ -> gw-system.echo (upstream)",
+    ]
+    refused = setup.run("route", "sort")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "Error: name of the target virtual service cannot be empty\n",
+    )

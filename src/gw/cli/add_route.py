@@ -1,6 +1,6 @@
-"""`gwctl add route` and `gwctl remove route`: put one route into a virtual service (or a
-route table) at an index, or take one out, as the established tool's commands of the same
-names do (REFERENCE.md §7.6).
+"""`gwctl add route`, `gwctl remove route` and `gwctl route sort`: put one route into a
+virtual service (or a route table) at an index, take one out, or order them most specific
+first, as the established tool's commands of the same names do (REFERENCE.md §7.1, §7.6).
 
 Without `--name`, `add route` picks the virtual service of the namespace that serves the
 domain `*`, and creates one named `default` for `*` when there is none: the getting-started
@@ -16,6 +16,7 @@ status the control plane gives it.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +28,7 @@ from gw.cli.install import CONTROLLER_NAMESPACE, Install, InstallError
 
 add_app = typer.Typer(help="Add configuration to a resource.", no_args_is_help=True)
 remove_app = typer.Typer(help="Remove configuration from a resource.", no_args_is_help=True)
+route_app = typer.Typer(help="Work on the routes of a virtual service.", no_args_is_help=True)
 
 GATEWAY_API = "gateway.vendor.io/v1"
 #: The virtual service `add route` creates when none serves `*` and none is named.
@@ -155,6 +157,63 @@ def remove_route(
         fail(f"{index} is greater than the number of routes on {_where(manifest)} ({len(routes)})")
     del routes[index]
     _write(install, manifest, dry_run)
+
+
+@route_app.command("sort")
+def sort_routes(
+    name: Annotated[str | None, typer.Option("--name", help="The virtual service.")] = None,
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Order a virtual service's routes most specific first: exact < regex < prefix paths,
+    longer paths first, more methods first."""
+    if not name:
+        fail("name of the target virtual service cannot be empty")
+    install = connect(admin_url)
+    manifest = _target(install, "VirtualService", namespace, name, create=False)
+    routes = _routes(manifest)
+    typer.echo(
+        f"sorting {len(routes)} routes by:\n- exact < regex < prefix\n- longest path first\n..."
+    )
+    routes[:] = sorted(routes, key=functools.cmp_to_key(compare_routes))
+    _write(install, manifest, dry_run)
+
+
+#: How specific a path matcher is: one without a path first, then exact, regex, prefix.
+_PATH_KINDS = ("exact", "regex", "prefix")
+
+
+def compare_routes(first: dict[str, Any], second: dict[str, Any]) -> int:
+    """The established tool's order of two routes (`route sort`), each by its most specific
+    matcher (a route without matchers has `prefix: /`): more methods first, then the kind of
+    path (none < exact < regex < prefix), then the greater path string first (so
+    `/api/users` before `/api`). Equal routes keep their order (the sort is stable)."""
+    return _compare_matchers(_most_specific(first), _most_specific(second))
+
+
+def _most_specific(route: dict[str, Any]) -> dict[str, Any]:
+    matchers = route.get("matchers") or [{"prefix": "/"}]
+    return min(matchers, key=functools.cmp_to_key(_compare_matchers))
+
+
+def _compare_matchers(first: dict[str, Any], second: dict[str, Any]) -> int:
+    methods = len(second.get("methods") or []) - len(first.get("methods") or [])
+    if methods:
+        return methods
+    kinds = _path_kind(first) - _path_kind(second)
+    if kinds:
+        return kinds
+    path, other = _path(first), _path(second)
+    return (path < other) - (path > other)
+
+
+def _path_kind(matcher: dict[str, Any]) -> int:
+    return next((i + 1 for i, kind in enumerate(_PATH_KINDS) if kind in matcher), 0)
+
+
+def _path(matcher: dict[str, Any]) -> str:
+    return next((str(matcher[kind]) for kind in _PATH_KINDS if kind in matcher), "")
 
 
 def path_matcher(prefix: str | None, exact: str | None, regex: str | None) -> dict[str, Any]:

@@ -4,10 +4,12 @@ tests/e2e/test_gwctl_routes.py)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import typer
 
-from gw.cli.add_route import path_matcher, request_matchers, route_action
+from gw.cli.add_route import compare_routes, path_matcher, request_matchers, route_action
 from gw.cli.create import static_hosts
 
 
@@ -53,3 +55,29 @@ def test_matchers_are_sorted_by_name_and_values_are_regexes() -> None:
         "methods": ["GET", "POST", "PUT"],
     }
     assert request_matchers(None, None, None) == {}
+
+
+def test_route_sort_puts_the_most_specific_first() -> None:
+    """The established tool's order: more methods, then exact < regex < prefix, then the
+    greater path first; a route is as specific as its most specific matcher."""
+    routes = [
+        {"matchers": [{"prefix": "/"}]},
+        {"matchers": [{"prefix": "/api"}]},
+        {"matchers": [{"regex": "/r.*"}]},
+        {"matchers": [{"prefix": "/api/users"}]},
+        {"matchers": [{"exact": "/api/x"}]},
+        {},  # no matchers: prefix /
+        {"matchers": [{"prefix": "/z"}, {"exact": "/a"}]},
+        {"matchers": [{"prefix": "/", "methods": ["GET"]}]},
+    ]
+    ordered = sorted(routes, key=functools.cmp_to_key(compare_routes))
+    assert ordered == [
+        {"matchers": [{"prefix": "/", "methods": ["GET"]}]},
+        {"matchers": [{"exact": "/api/x"}]},
+        {"matchers": [{"prefix": "/z"}, {"exact": "/a"}]},
+        {"matchers": [{"regex": "/r.*"}]},
+        {"matchers": [{"prefix": "/api/users"}]},
+        {"matchers": [{"prefix": "/api"}]},
+        {"matchers": [{"prefix": "/"}]},
+        {},
+    ]
