@@ -8,6 +8,7 @@ One `gw up` serves the module; tests that change a user's file restore it.
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ import httpx
 import pytest
 import yaml
 
+from tests.e2e.test_tls import https_get
+from tests.support.certs import make_ca, make_cert
 from tests.support.gwctl import gwctl, ok, parse_table
 from tests.support.manifests import upstream
 from tests.support.processes import Echo, GwUp
@@ -314,4 +317,49 @@ def test_route_sort_orders_a_virtual_service_most_specific_first(setup: Setup) -
     assert (refused.returncode, refused.stderr) == (
         1,
         "Error: name of the target virtual service cannot be empty\n",
+    )
+
+
+def test_edit_virtualservice_sets_and_removes_its_tls(setup: Setup, tmp_path: Path) -> None:
+    """The established TLS guide's steps: create secret tls, then edit virtualservice with
+    --ssl-secret-name: the virtual host answers over HTTPS with that certificate; and
+    --ssl-remove takes TLS away again."""
+    ca = make_ca()
+    pair = make_cert(["tls.example.com"], ca)
+    (tmp_path / "cert.pem").write_text(pair.cert_pem)
+    (tmp_path / "key.pem").write_text(pair.key_pem)
+    ok(
+        setup.run(
+            "create", "secret", "tls", "--name", "site-tls", "--namespace", "default",
+            "--certchain", str(tmp_path / "cert.pem"), "--privatekey", str(tmp_path / "key.pem"),
+        )
+    )  # fmt: skip
+    ok(setup.run("create", "vs", "site", "--domains", "tls.example.com"))
+    ok(setup.run("add", "route", "--name", "site", "-p", "/", "-u", "echo"))
+    edited = ok(
+        setup.run(
+            "edit", "virtualservice", "--name", "site",
+            "--ssl-secret-name", "site-tls", "--ssl-secret-namespace", "default",
+        )
+    )  # fmt: skip
+    [vs] = parse_table(edited)
+    assert (vs["SSL"], vs["STATUS"]) == ("secret_ref", "Accepted")
+
+    def answered() -> int:
+        try:
+            return https_get(setup.gw.https_port, "tls.example.com", trust=ca).status
+        except (ssl.SSLError, OSError):
+            return 0
+
+    wait_until(lambda: answered() == 200, what="HTTPS with the new certificate")
+    reply = https_get(setup.gw.https_port, "tls.example.com", trust=ca)
+    assert reply.certificate == pair.cert
+
+    removed = ok(setup.run("edit", "vs", "site", "--ssl-remove"))
+    [vs] = parse_table(removed)
+    assert vs["SSL"] == "none"
+    refused = setup.run("edit", "vs", "site", "--ssl-secret-namespace", "default")
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "Error: name must be provided: give --ssl-secret-name with --ssl-secret-namespace\n",
     )

@@ -131,12 +131,12 @@ def add_route(
     )
     install = connect(admin_url)
     kind = "RouteTable" if to_route_table else "VirtualService"
-    manifest = _target(install, kind, namespace, name)
+    manifest = resource_to_change(install, kind, namespace, name)
     routes = _routes(manifest)
     if index > len(routes):
         fail(f"--index {index} is past the end of the {len(routes)} routes of {_where(manifest)}")
     routes.insert(index, route)
-    _write(install, manifest, dry_run)
+    apply_change(install, manifest, dry_run)
 
 
 @remove_app.command("route")
@@ -151,12 +151,12 @@ def remove_route(
     if not name:
         fail("name of the target virtual service cannot be empty")
     install = connect(admin_url)
-    manifest = _target(install, "VirtualService", namespace, name, create=False)
+    manifest = resource_to_change(install, "VirtualService", namespace, name, create=False)
     routes = _routes(manifest)
     if index >= len(routes):
         fail(f"{index} is greater than the number of routes on {_where(manifest)} ({len(routes)})")
     del routes[index]
-    _write(install, manifest, dry_run)
+    apply_change(install, manifest, dry_run)
 
 
 @route_app.command("sort")
@@ -171,13 +171,13 @@ def sort_routes(
     if not name:
         fail("name of the target virtual service cannot be empty")
     install = connect(admin_url)
-    manifest = _target(install, "VirtualService", namespace, name, create=False)
+    manifest = resource_to_change(install, "VirtualService", namespace, name, create=False)
     routes = _routes(manifest)
     typer.echo(
         f"sorting {len(routes)} routes by:\n- exact < regex < prefix\n- longest path first\n..."
     )
     routes[:] = sorted(routes, key=functools.cmp_to_key(compare_routes))
-    _write(install, manifest, dry_run)
+    apply_change(install, manifest, dry_run)
 
 
 #: How specific a path matcher is: one without a path first, then exact, regex, prefix.
@@ -284,10 +284,11 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     return key_values(",".join(items), option) if items else {}
 
 
-def _target(
+def resource_to_change(
     install: Install, kind: str, namespace: str, name: str | None, *, create: bool = True
 ) -> dict[str, Any]:
-    """The stored manifest of the resource to change; a new one when it does not exist."""
+    """The stored manifest of the resource to change (not the control plane's view of it);
+    a new one when it does not exist and `create` allows."""
     if name is None and kind == "VirtualService":
         name = _serving_any_domain(install, namespace) or DEFAULT_NAME
     elif name is None:
@@ -343,7 +344,9 @@ def _where(manifest: dict[str, Any]) -> str:
     return f"{manifest['kind']} {meta.get('namespace', 'default')}.{meta['name']}"
 
 
-def _write(install: Install, manifest: dict[str, Any], dry_run: bool) -> None:
+def apply_change(install: Install, manifest: dict[str, Any], dry_run: bool) -> None:
+    """Check the changed manifest with the control plane's models, then print it
+    (`--dry-run`) or write it and print its table once the control plane has read it."""
     parse_manifest(manifest)
     if dry_run:
         typer.echo(to_yaml(manifest), nl=False)

@@ -21,6 +21,7 @@ from gw.cli import (
     check,
     create,
     debug,
+    edit,
     explain,
     get,
     get_gateways,  # noqa: F401 (adds `get gateways` and `get proxy` to get.app)
@@ -57,6 +58,7 @@ app.add_typer(add_route.add_app, name="add")
 app.add_typer(add_route.remove_app, name="remove")
 app.add_typer(add_route.remove_app, name="rm", hidden=True)
 app.add_typer(add_route.route_app, name="route")
+app.add_typer(edit.app, name="edit")
 app.command("check")(check.check)
 app.command("apply")(apply.apply)
 app.command("explain")(explain.explain_command)
