@@ -55,6 +55,16 @@ spec:
 """
 
 
+#: The established OIDC guide's encryption key secret (`gwctl create secret encryptionkey`).
+COOKIE_KEY_SECRET = """
+apiVersion: v1
+kind: Secret
+metadata: {name: cookie-key, namespace: gw-system}
+type: gw.vendor.io.EncryptionKeySecret
+stringData: {key: an example of an encryption key1}
+"""
+
+
 def configs(port: int, idp: OidcProvider, redis: RedisServer, recorder: str) -> str:
     def app(host: str) -> str:
         return f"http://{host}.test:{port}"
@@ -85,6 +95,13 @@ def configs(port: int, idp: OidcProvider, redis: RedisServer, recorder: str) -> 
             session=f"{{store: {{cookieName: st, options: {redis_options}}}}}",
         ),
         auth_config("cookie", app("cookie"), idp.issuer, session="{cookie: {keyPrefix: app}}"),
+        auth_config(
+            "cipher",
+            app("cipher"),
+            idp.issuer,
+            session="{cipherConfig: {keyRef: {name: cookie-key, namespace: gw-system}}, "
+            "cookie: {keyPrefix: enc}}",
+        ),
         auth_config(
             "regex",
             app("regex"),
@@ -128,7 +145,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         port = gateway.gw.http_port
         gateway.write("oidc", configs(port, idp, redis, recorder.url))
         gateway.write("automap-vs", AUTO_MAP_VS)
-        for name in ("redis", "store", "cookie", "regex", "query", "pkce"):
+        gateway.write("cookie-key", COOKIE_KEY_SECRET)
+        for name in ("redis", "store", "cookie", "cipher", "regex", "query", "pkce"):
             gateway.guard(name, name)
         gateway.gw.wait_status("VirtualService default.automap", "Accepted")
         yield {"gateway": gateway, "idp": idp, "redis": redis, "recorder": recorder}
@@ -182,6 +200,21 @@ def test_cookie_session_with_a_key_prefix(env: dict[str, Any]) -> None:
     log_in(env, client, "cora")
     assert {"app_id_token", "app_access_token"} <= set(client.cookies)
     assert client.get("/private").status_code == 200
+
+
+def test_cookie_session_with_cipher_config_keeps_the_tokens_sealed(env: dict[str, Any]) -> None:
+    """cipherConfig: the cookies carry the tokens encrypted (no JWT in them), the session
+    works, and a cookie changed in the browser is no session (a new login)."""
+    client = agent(env, "cipher")
+    log_in(env, client, "cyril")
+    sealed = {k: v for k, v in client.cookies.items() if k.startswith("enc_")}
+    assert set(sealed) == {"enc_id_token", "enc_access_token"}
+    assert not any(v.startswith("eyJ") or "." in v for v in sealed.values()), sealed
+    assert client.get("/private").status_code == 200
+    value = sealed["enc_id_token"]
+    client.cookies["enc_id_token"] = value[:-4] + ("AAAA" if value[-4:] != "AAAA" else "BBBB")
+    refused = client.get("/private")
+    assert refused.status_code == 302, refused.text  # to the provider: log in again
 
 
 def test_logout_tells_the_provider(env: dict[str, Any]) -> None:

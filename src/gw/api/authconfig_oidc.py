@@ -51,6 +51,13 @@ class CookieSession(Model):
     target_domain: str | None = None
 
 
+class CipherConfig(Model):
+    """`session.cipherConfig`: a cookie session's cookies hold their tokens encrypted with
+    the 32-byte key of an encryption key secret (`keyRef`)."""
+
+    key_ref: ResourceRef | None = None
+
+
 class UserSession(Model):
     fail_on_fetch_failure: bool = False
     cookie_options: CookieOptions | None = None
@@ -58,7 +65,7 @@ class UserSession(Model):
     redis: RedisSession | None = None
     #: The name earlier gw releases read; `redis` is the established one.
     store: RedisSession | None = None
-    cipher_config: dict[str, Any] | None = None
+    cipher_config: CipherConfig | None = None
 
 
 class OidcHeaders(Model):

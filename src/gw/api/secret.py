@@ -20,6 +20,8 @@ APIKEY_TYPE = "extauth.vendor.io/apikey"
 #: `username` and `password` of an account gw binds as (an LDAP service account).
 ACCOUNT_CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
 OPAQUE_TYPE = "Opaque"
+#: An encryption key secret: `key` holds 32 bytes (`session.cipherConfig.keyRef`).
+ENCRYPTION_KEY_TYPE = "gw.vendor.io.EncryptionKeySecret"
 #: A header secret: each key is a header name, its value the header's value
 #: (`headerSecretRef` in `requestHeadersToAdd`).
 HEADER_TYPE = "gw.vendor.io/header"

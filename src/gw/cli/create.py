@@ -52,6 +52,9 @@ TLS_TYPE = "kubernetes.io/tls"
 OAUTH_TYPE = "extauth.vendor.io/oauth"
 APIKEY_TYPE = "extauth.vendor.io/apikey"
 CREDENTIALS_TYPE = "extauth.vendor.io/accountcredentials"
+ENCRYPTION_KEY_TYPE = "gw.vendor.io.EncryptionKeySecret"
+#: The length an encryption key must have (AES-256), in bytes.
+ENCRYPTION_KEY_BYTES = 32
 REDACTED = "<redacted>"
 
 
@@ -128,6 +131,44 @@ def secret_oauth(
     parse_manifest(manifest)
     create_resource(
         manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
+    )
+
+
+@secret_app.command("encryptionkey")
+def secret_encryptionkey(
+    name_argument: Annotated[
+        str | None, typer.Argument(metavar="[NAME]", help="Secret name (or --name).")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Secret name.")] = None,
+    key: Annotated[
+        str,
+        typer.Option(
+            "--key",
+            help="The key, 32 bytes; `-` reads it from stdin (keeps it out of shell history).",
+        ),
+    ] = "",
+    namespace: Namespace = CONTROLLER_NAMESPACE,
+    dry_run: DryRun = False,
+    admin_url: AdminUrl = None,
+) -> None:
+    """Create an encryption key secret (type gw.vendor.io.EncryptionKeySecret, key `key`):
+    the key an OIDC cookie session's `cipherConfig` encrypts its cookies with."""
+    secret_name = chosen_name(name, name_argument, "secret", "secret encryptionkey")
+    value = sys.stdin.readline().rstrip("\r\n") if key == "-" else key
+    if not value:
+        fail("The Name or the key is missing for the encryption secret: give --key")
+    if len(value.encode()) != ENCRYPTION_KEY_BYTES:
+        fail(
+            f"The length of the key is not {ENCRYPTION_KEY_BYTES} bytes in length "
+            f"(it is {len(value.encode())})"
+        )
+    manifest = secret_manifest(namespace, secret_name, ENCRYPTION_KEY_TYPE, {"key": value})
+    parse_manifest(manifest)
+    create_resource(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda _: render_table(["Secret", "Type"], [[secret_name, "EncryptionKey"]]),
     )
 
 

@@ -35,6 +35,7 @@ SECRET_TYPES = {
     "extauth.vendor.io/apikey": "ApiKey",
     "extauth.vendor.io/accountcredentials": "AccountCredentials",
     "gw.vendor.io/header": "Header",
+    "gw.vendor.io.EncryptionKeySecret": "EncryptionKey",
 }
 
 

@@ -2,7 +2,10 @@
 
 - `CookieSessions` (no `session.store`): the cookies `id_token` and `access_token` (and
   `refresh_token` when refreshing is allowed), prefixed `<keyPrefix>_` when set. Nothing is
-  kept server-side, so the ID token is verified on every request (cached in memory).
+  kept server-side, so the ID token is verified on every request (cached in memory). With
+  `cipherConfig` each value is sealed with AES-256-GCM under the configured key, bound to
+  its cookie's name (`CookieCipher`): the browser can neither read the tokens nor swap
+  them between cookies, and a cookie that does not open is no session (a new login).
 - `RedisSessions` (`session.store`): the cookie `cookieName` holds only a random session
   id (256 bits); the tokens are a JSON value at `<keyPrefix><id>` that expires with them
   (with refreshing, after the cookie's `maxAge`). A token with many claims never meets the
@@ -20,6 +23,7 @@ Redis errors raise `StoreUnavailable`: the flow decides what that means
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import secrets
@@ -30,6 +34,8 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 import redis.asyncio as aioredis
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -72,14 +78,37 @@ class SessionStore(Protocol):
         ...
 
 
+class CookieCipher:
+    """`cipherConfig`: cookie values sealed with AES-256-GCM (a random nonce each time), the
+    cookie's name as associated data; text a browser can store (base64url)."""
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(key)
+
+    def seal(self, name: str, value: str) -> str:
+        nonce = secrets.token_bytes(12)
+        sealed = nonce + self._aead.encrypt(nonce, value.encode(), name.encode())
+        return base64.urlsafe_b64encode(sealed).rstrip(b"=").decode()
+
+    def open(self, name: str, text: str) -> str | None:
+        """The value `text` seals for the cookie `name`; None when it is not one."""
+        try:
+            sealed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            return self._aead.decrypt(sealed[:12], sealed[12:], name.encode()).decode()
+        except (ValueError, InvalidTag):
+            return None
+
+
 class CookieSessions:
     def __init__(self, session: Session) -> None:
         self.session = session
         prefix = f"{session.cookie_prefix}_" if session.cookie_prefix else ""
         self.names = (prefix + "id_token", prefix + "access_token", prefix + "refresh_token")
+        key = session.cipher_key
+        self.cipher = CookieCipher(base64.b64decode(key)) if key else None
 
     async def load(self, cookies: Mapping[str, str]) -> Tokens | None:
-        id_token, access_token, refresh_token = (cookies.get(n) for n in self.names)
+        id_token, access_token, refresh_token = (self._read(n, cookies) for n in self.names)
         if not id_token:
             return None
         return Tokens(id_token, access_token or "", refresh_token or None, expires_at=0.0)
@@ -88,13 +117,22 @@ class CookieSessions:
         self, tokens: Tokens, cookies: Mapping[str, str], sid: str | None = None
     ) -> list[str]:
         options = self.session.cookie
-        out = [
-            set_cookie(self.names[0], tokens.id_token, options),
-            set_cookie(self.names[1], tokens.access_token, options),
-        ]
+        values = [tokens.id_token, tokens.access_token]
         if self.session.allow_refreshing and tokens.refresh_token:
-            out.append(set_cookie(self.names[2], tokens.refresh_token, options))
-        return out
+            values.append(tokens.refresh_token)
+        return [
+            set_cookie(name, self._written(name, value), options)
+            for name, value in zip(self.names, values, strict=False)
+        ]
+
+    def _read(self, name: str, cookies: Mapping[str, str]) -> str | None:
+        value = cookies.get(name)
+        if not value or self.cipher is None:
+            return value
+        return self.cipher.open(name, value)
+
+    def _written(self, name: str, value: str) -> str:
+        return value if self.cipher is None else self.cipher.seal(name, value)
 
     async def delete(self, cookies: Mapping[str, str]) -> list[str]:
         return [clear_cookie(n, self.session.cookie) for n in self.names if n in cookies]

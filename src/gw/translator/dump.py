@@ -34,6 +34,7 @@ _SECRET_FIELDS = frozenset(
         "api_key_sha256",
         "secret_data",
         "signing_key",
+        "cipher_key",
     }
 )
 
@@ -112,7 +113,11 @@ def redact(data: Any) -> Any:
             data = {**data, "value": REDACTED}
         data = without_secret_header_value(data)
         data = without_symmetric_jwks(data)
-        return {k: (REDACTED if k in _SECRET_FIELDS else redact(v)) for k, v in data.items()}
+        # An unset secret field stays null: the dump still tells whether one is set.
+        return {
+            k: (REDACTED if k in _SECRET_FIELDS and v is not None else redact(v))
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [redact(v) for v in data]
     return data

@@ -57,6 +57,9 @@ class Session:
     #: `redis.headerName` / `sessionIdHeaderName`: the token request of a login carries the
     #: new session's id in this header.
     session_id_header: str | None = None
+    #: `cipherConfig` (cookie sessions): the 32-byte key (base64) the cookies' tokens are
+    #: encrypted with (AES-256-GCM).
+    cipher_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

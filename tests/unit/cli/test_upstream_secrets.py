@@ -101,3 +101,26 @@ def test_dry_runs_redact_and_refusals_say_what_is_missing() -> None:
     for args, error in refusals.items():
         result = runner.invoke(app, ["create", "secret", *args, "--dry-run"])
         assert (result.exit_code, result.stderr) == (1, error), args
+
+
+def test_encryption_key_secret_holds_32_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`create secret encryptionkey`: the key an OIDC cookie session's cipherConfig reads."""
+    from gw.cli import create
+    from gw.translator.gateway.sessions import CIPHER_KEY_BYTES, ENCRYPTION_KEY
+
+    captured: list[dict[str, Any]] = []
+    monkeypatch.setattr(create, "create_resource", lambda manifest, *_: captured.append(manifest))
+    key = "an example of an encryption key1"
+    made = runner.invoke(app, ["create", "secret", "encryptionkey", "--name", "k", "--key", key])
+    assert made.exit_code == 0, made.output
+    assert captured[0]["type"] == "gw.vendor.io.EncryptionKeySecret"
+    assert decoded(captured[0]) == {ENCRYPTION_KEY: key} and len(key) == CIPHER_KEY_BYTES
+    short = runner.invoke(app, ["create", "secret", "encryptionkey", "k", "--key", "short"])
+    assert (short.exit_code, short.stderr) == (
+        1,
+        "Error: The length of the key is not 32 bytes in length (it is 5)\n",
+    )
+    missing = runner.invoke(app, ["create", "secret", "encryptionkey", "k"])
+    assert missing.stderr == (
+        "Error: The Name or the key is missing for the encryption secret: give --key\n"
+    )

@@ -11,8 +11,8 @@ from __future__ import annotations
 from gw.api.authconfig_accesstoken import AccessTokenValidation, IntrospectionValidation
 from gw.api.authconfig_accesstoken import JwtValidation as ApiJwt
 from gw.api.secret import OAUTH_TYPE
-from gw.translator.gateway.authconfig_oidc import CLIENT_SECRET_KEY, secret_value
-from gw.translator.gateway.authstep import TOKEN, Needs, StepContext, milliseconds
+from gw.translator.gateway.authconfig_oidc import CLIENT_SECRET_KEY
+from gw.translator.gateway.authstep import TOKEN, Needs, StepContext, milliseconds, secret_value
 from gw.translator.gateway.jwks import JwksError, local_jwks
 from gw.wire import extauth_accesstoken, extauth_oidc
 

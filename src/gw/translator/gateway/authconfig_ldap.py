@@ -13,8 +13,7 @@ from urllib.parse import urlsplit
 
 from gw.api.authconfig_ldap import Ldap
 from gw.api.secret import ACCOUNT_CREDENTIALS_TYPE
-from gw.translator.gateway.authconfig_oidc import secret_value
-from gw.translator.gateway.authstep import Needs, StepContext
+from gw.translator.gateway.authstep import Needs, StepContext, secret_value
 from gw.wire import extauth_ldap
 from gw.wire.extauth_basic import AUTHORIZATION
 

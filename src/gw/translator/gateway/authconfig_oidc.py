@@ -11,7 +11,6 @@ show, is dropped with a warning.
 
 from __future__ import annotations
 
-from gw import api
 from gw.api.authconfig_oidc import (
     DiscoveryOverride,
     OidcAuthorizationCode,
@@ -20,7 +19,7 @@ from gw.api.authconfig_oidc import (
     UserSession,
 )
 from gw.api.secret import OAUTH_TYPE
-from gw.translator.gateway.authstep import TOKEN, Needs, StepContext, milliseconds
+from gw.translator.gateway.authstep import TOKEN, Needs, StepContext, milliseconds, secret_value
 from gw.translator.gateway.callbacks import callback_path, check_paths, redirect_uri
 from gw.translator.gateway.sessions import build_session
 from gw.wire import extauth_oidc
@@ -144,30 +143,6 @@ def _client_secret(oidc: OidcAuthorizationCode, ctx: StepContext) -> str | None:
         )
         return None
     return secret_value(ref, OAUTH_TYPE, CLIENT_SECRET_KEY, field, ctx, "oauth")
-
-
-def secret_value(
-    ref: api.ResourceRef, kind: str, data_key: str, field: str, ctx: StepContext, create: str
-) -> str | None:
-    """The value `data_key` of the secret `ref` names, which must be of type `kind`."""
-    secret = ctx.refs.resolve(api.Secret, ref, referrer=ctx.key, field=f"{ctx.field}.{field}")
-    key = ctx.refs.key(api.Secret, ref, ctx.key)
-    where = f"{key.namespace}.{key.name}"
-    if secret is None:
-        ctx.error(
-            field,
-            f"secret {where} not found: create it with `gwctl create secret {create} "
-            f"--namespace {key.namespace} --name {key.name} ...`",
-        )
-        return None
-    if secret.type != kind:
-        ctx.error(field, f"secret {where} is of type {secret.type}, not {kind}")
-        return None
-    value = secret.value(data_key)
-    if not value:
-        ctx.error(field, f"secret {where} has no {data_key} value")
-        return None
-    return value
 
 
 def _check_urls(oidc: OidcAuthorizationCode, ctx: StepContext) -> bool:

@@ -72,3 +72,27 @@ class Needs:
 
     headers: tuple[str, ...] | None = ()
     metadata: tuple[str, ...] = ()
+
+
+def secret_value(
+    ref: api.ResourceRef, kind: str, data_key: str, field: str, ctx: StepContext, create: str
+) -> str | None:
+    """The value `data_key` of the secret `ref` names, which must be of type `kind`."""
+    secret = ctx.refs.resolve(api.Secret, ref, referrer=ctx.key, field=f"{ctx.field}.{field}")
+    key = ctx.refs.key(api.Secret, ref, ctx.key)
+    where = f"{key.namespace}.{key.name}"
+    if secret is None:
+        ctx.error(
+            field,
+            f"secret {where} not found: create it with `gwctl create secret {create} "
+            f"--namespace {key.namespace} --name {key.name} ...`",
+        )
+        return None
+    if secret.type != kind:
+        ctx.error(field, f"secret {where} is of type {secret.type}, not {kind}")
+        return None
+    value = secret.value(data_key)
+    if not value:
+        ctx.error(field, f"secret {where} has no {data_key} value")
+        return None
+    return value

@@ -8,10 +8,16 @@ gw releases read, is accepted as another name for it.
 
 from __future__ import annotations
 
-from gw.api.authconfig_oidc import CookieOptions, RedisSession, UserSession
-from gw.translator.gateway.authstep import TOKEN, StepContext, milliseconds
+import base64
+
+from gw.api.authconfig_oidc import CipherConfig, CookieOptions, RedisSession, UserSession
+from gw.api.secret import ENCRYPTION_KEY_TYPE
+from gw.translator.gateway.authstep import TOKEN, StepContext, milliseconds, secret_value
 from gw.wire import extauth_oidc
 
+#: The data key of an encryption key secret, and the length its value must have (AES-256).
+ENCRYPTION_KEY = "key"
+CIPHER_KEY_BYTES = 32
 _SAME_SITE = {"LaxMode": "Lax", "StrictMode": "Strict", "NoneMode": "None"}
 
 
@@ -20,9 +26,11 @@ def build_session(
 ) -> extauth_oidc.Session | None:
     field = "session"
     cookie = _cookie_options(session.cookie_options or CookieOptions(), ctx)
+    cipher_key = None
     if session.cipher_config is not None:
-        ctx.not_supported(f"{field}.cipherConfig", "keep tokens out of cookies with session.redis")
-        return None
+        cipher_key = _cipher_key(session.cipher_config, session, ctx)
+        if cipher_key is None:
+            return None
     if session.redis is not None and session.store is not None:
         ctx.error(f"{field}.store", "set session.redis (store is its older name), not both")
         return None
@@ -31,7 +39,7 @@ def build_session(
         ctx.error(field, f"set either {redis_field} (Redis) or cookie, not both")
         return None
     if redis is None:
-        return _cookie_session(session, cookie, session_id_header, ctx)
+        return _cookie_session(session, cookie, session_id_header, cipher_key or None, ctx)
     store = _redis(redis, f"{field}.{redis_field}", ctx)
     header = redis.header_name or session_id_header
     if store is None or cookie is None or not _header_ok(redis, session_id_header, ctx):
@@ -46,10 +54,40 @@ def build_session(
     )
 
 
+def _cipher_key(cipher: CipherConfig, session: UserSession, ctx: StepContext) -> str | None:
+    """The cookie key (base64) of `cipherConfig`; "" when it has nothing to encrypt (a Redis
+    session, whose cookie holds only an id: a warning says so); None after an error."""
+    field = "session.cipherConfig"
+    if cipher.key_ref is None:
+        ctx.error(f"{field}.keyRef", "required: name the encryption key secret")
+        return None
+    key = secret_value(
+        cipher.key_ref, ENCRYPTION_KEY_TYPE, ENCRYPTION_KEY, f"{field}.keyRef", ctx, "encryptionkey"
+    )
+    if key is None:
+        return None
+    raw = key.encode()
+    if len(raw) != CIPHER_KEY_BYTES:
+        ctx.error(
+            f"{field}.keyRef",
+            f"the key must be {CIPHER_KEY_BYTES} bytes long, not {len(raw)}",
+        )
+        return None
+    if session.redis is not None or session.store is not None:
+        ctx.warning(
+            field,
+            "no effect with session.redis: the cookie holds only a session id, the tokens stay "
+            "in Redis; cipherConfig encrypts cookie sessions",
+        )
+        return ""
+    return base64.b64encode(raw).decode()
+
+
 def _cookie_session(
     session: UserSession,
     cookie: extauth_oidc.CookieOptions | None,
     session_id_header: str | None,
+    cipher_key: str | None,
     ctx: StepContext,
 ) -> extauth_oidc.Session | None:
     prefix = session.cookie.key_prefix if session.cookie else None
@@ -68,6 +106,7 @@ def _cookie_session(
         cookie=cookie,
         cookie_prefix=prefix or "",
         target_domain=_domain(target, "session.cookie.targetDomain", ctx),
+        cipher_key=cipher_key,
     )
 
 
