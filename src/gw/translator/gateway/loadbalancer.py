@@ -29,6 +29,8 @@ POLICIES: dict[str, Policy] = {
 }
 #: Envoy's bound on both ring sizes.
 MAX_RING_SIZE = 8_388_608
+#: Envoy's minimumRingSize when none is set.
+DEFAULT_MIN_RING_SIZE = 1024
 #: Locality weighting makes Envoy's hashing balancers place only hosts of localities that
 #: have a weight, and an Upstream's own hosts never have one (failover localities can): the
 #: table is empty while those hosts take the traffic. Envoy accepts the cluster, so this is
@@ -117,6 +119,14 @@ def _with_policy_settings(
                     f"minimumRingSize {ring.minimum_ring_size} is above maximumRingSize "
                     f"{ring.maximum_ring_size}",
                 )
+        elif 0 < ring.maximum_ring_size < DEFAULT_MIN_RING_SIZE:
+            # Envoy compares it with its default minimum and refuses the whole update.
+            report.error(
+                f"{where}.maximumRingSize",
+                f"{ring.maximum_ring_size} is below the minimum ring size "
+                f"{DEFAULT_MIN_RING_SIZE} (Envoy's default for minimumRingSize): set "
+                "minimumRingSize too, or raise maximumRingSize",
+            )
         return replace(
             balancer,
             minimum_ring_size=ring.minimum_ring_size or None,
