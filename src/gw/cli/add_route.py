@@ -331,12 +331,26 @@ def _serving_any_domain(install: Install, namespace: str) -> str | None:
 
 
 def _routes(manifest: dict[str, Any]) -> list[Any]:
-    spec = manifest.setdefault("spec", {})
-    holder = spec.setdefault("virtualHost", {}) if manifest["kind"] == "VirtualService" else spec
-    routes = holder.setdefault("routes", [])
+    """The manifest's route list, made where it is missing or null (`routes:` left empty)."""
+    spec = _mapping(manifest, "spec", manifest)
+    holder = (
+        _mapping(spec, "virtualHost", manifest) if manifest["kind"] == "VirtualService" else spec
+    )
+    routes = holder.get("routes")
+    if routes is None:
+        routes = holder["routes"] = []
     if not isinstance(routes, list):
         fail(f"{_where(manifest)}: routes is not a list; fix its manifest first")
     return routes
+
+
+def _mapping(parent: dict[str, Any], key: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    value = parent.get(key)
+    if value is None:
+        value = parent[key] = {}
+    if not isinstance(value, dict):
+        fail(f"{_where(manifest)}: {key} is not a mapping; fix its manifest first")
+    return value
 
 
 def _where(manifest: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ tests/e2e/test_gwctl_routes.py)."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import pytest
 import typer
@@ -81,3 +82,19 @@ def test_route_sort_puts_the_most_specific_first() -> None:
         {"matchers": [{"prefix": "/"}]},
         {},
     ]
+
+
+def test_a_route_goes_into_a_manifest_whose_routes_are_empty_or_null() -> None:
+    """`routes:` or `virtualHost:` left empty in a file reads as null: the route list is
+    made there; a route list that is not a list is refused."""
+    from gw.cli.add_route import _routes
+
+    vs: dict[str, Any] = {"kind": "VirtualService", "metadata": {"name": "a"}, "spec": {}}
+    vs["spec"]["virtualHost"] = None
+    _routes(vs).append("route")
+    assert vs["spec"] == {"virtualHost": {"routes": ["route"]}}
+    table: dict[str, Any] = {"kind": "RouteTable", "metadata": {"name": "t"}, "spec": None}
+    _routes(table).append("route")
+    assert table["spec"] == {"routes": ["route"]}
+    with pytest.raises(typer.Exit):
+        _routes({"kind": "RouteTable", "metadata": {"name": "t"}, "spec": {"routes": "x"}})
