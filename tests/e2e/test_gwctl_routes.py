@@ -180,9 +180,9 @@ def test_add_route_without_a_name_makes_and_then_uses_the_default_for_any_domain
 
 
 def test_add_route_edits_the_users_document_in_place(setup: Setup) -> None:
-    """The route goes into the document that holds the virtual service; the file's other
-    documents and their comments are kept, and the stored manifest (not the control plane's
-    view of it, with defaults filled in) is what is written back."""
+    """The route goes into the document that holds the virtual service; its comment and the
+    file's other documents are kept, and the stored manifest (not the control plane's view
+    of it, with defaults filled in) is what is written back."""
     path = setup.folder / "shop.yaml"
     try:
         added = ok(
@@ -194,7 +194,8 @@ def test_add_route_edits_the_users_document_in_place(setup: Setup) -> None:
         [vs] = parse_table(added)
         assert vs["STATUS"] == "Accepted"
         text = path.read_text()
-        # The shop's document is written anew (its own comment goes); the blog's is kept.
+        # The shop's document is written anew, its comment kept; the blog's is untouched.
+        assert text.startswith("# The shop's routes.\n")
         assert "---\n# The blog.\n" in text
         shop, blog = list(yaml.safe_load_all(text))
         assert blog == yaml.safe_load(SHOP.split("---\n")[1])

@@ -366,7 +366,7 @@ def apply_change(install: Install, manifest: dict[str, Any], dry_run: bool) -> N
         typer.echo(to_yaml(manifest), nl=False)
         return
     try:
-        install.apply(manifest, to_yaml(manifest))
+        install.apply(manifest, to_yaml(manifest), keep_comments=True)
     except InstallError as exc:
         fail(str(exc))
     table = virtualservice_table if manifest["kind"] == "VirtualService" else routetable_table

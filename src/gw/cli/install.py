@@ -134,8 +134,10 @@ class Install(ABC):
         """Store a new resource (`text` is its YAML); returns where it went."""
 
     @abstractmethod
-    def apply(self, manifest: dict[str, Any], text: str) -> bool:
-        """Create or replace a resource (`text` is its YAML document); True when created."""
+    def apply(self, manifest: dict[str, Any], text: str, *, keep_comments: bool = False) -> bool:
+        """Create or replace a resource (`text` is its YAML document); True when created.
+        `keep_comments`: a folder document keeps its leading comments when `text` has none
+        (for commands that change part of a resource)."""
 
     @abstractmethod
     def delete(self, kind: str, namespace: str, name: str) -> bool:
@@ -293,7 +295,7 @@ class FolderInstall(Install):
         served_folder.write_atomically(path, text, private=manifest["kind"] == "Secret")
         return str(path)
 
-    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+    def apply(self, manifest: dict[str, Any], text: str, *, keep_comments: bool = False) -> bool:
         """Replace the document that holds the resource (or the one that failed to, when
         it is broken), or write a new file for a new resource."""
         from gw.cli import served_folder
@@ -311,7 +313,9 @@ class FolderInstall(Install):
                 return True
             path = folder / where[0]
             served_folder.check_document(path, where[1], key)
-            served_folder.put_document(path, where[1], text, private=private)
+            served_folder.put_document(
+                path, where[1], text, private=private, keep_comments=keep_comments
+            )
         except (served_folder.EditError, OSError) as exc:
             raise InstallError(f"cannot write {key[0]} {key[1]}.{key[2]}: {exc}") from None
         return False

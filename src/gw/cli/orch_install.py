@@ -226,7 +226,7 @@ class OrchInstall(Install):
         meta = manifest["metadata"]
         return f"{manifest['kind']} {meta.get('namespace')}/{meta['name']} in the cluster"
 
-    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+    def apply(self, manifest: dict[str, Any], text: str, *, keep_comments: bool = False) -> bool:
         try:
             return self.cluster.apply(manifest)
         except ClusterError as exc:

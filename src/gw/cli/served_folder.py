@@ -63,10 +63,14 @@ def document_body(text: str) -> str:
     return body if body.endswith("\n") else body + "\n"
 
 
-def replace_document(text: str, number: int, new: str | None) -> str | None:
+def replace_document(
+    text: str, number: int, new: str | None, *, keep_comments: bool = False
+) -> str | None:
     """`text` with document `number` replaced by `new` (removed when None); None when no
-    document is left. Raises EditError when `text` has no such document, or when the edited
-    text would not parse back to the intended documents."""
+    document is left. With `keep_comments`, a `new` that starts with no comment keeps the
+    comment lines the old document started with (a command that changed part of it). Raises
+    EditError when `text` has no such document, or when the edited text would not parse back
+    to the intended documents."""
     head, documents = split_documents(text)
     if not 1 <= number <= len(documents):
         raise EditError(f"the file has {len(documents)} documents, not {number}")
@@ -77,9 +81,10 @@ def replace_document(text: str, number: int, new: str | None) -> str | None:
     else:
         old = documents[number - 1].splitlines(keepends=True)
         separator = old[0] if old and _SEPARATOR.match(old[0].rstrip("\r\n")) else ""
-        documents[number - 1] = (
-            _terminated(separator) + document_body(new) if separator else (document_body(new))
-        )
+        body = document_body(new)
+        if keep_comments and not _leading_comments(body).strip():
+            body = _leading_comments(document_body(documents[number - 1])) + body
+        documents[number - 1] = _terminated(separator) + body if separator else body
         expected[number - 1] = yaml.safe_load(new)
     if not any(_has_content(d) or d.strip() for d in documents):
         return None
@@ -87,6 +92,16 @@ def replace_document(text: str, number: int, new: str | None) -> str | None:
     if _load(out) != expected:
         raise EditError("the file's layout is too unusual to edit one document of it safely")
     return out
+
+
+def _leading_comments(body: str) -> str:
+    """The comment and blank lines a document's body starts with."""
+    out = []
+    for line in body.splitlines(keepends=True):
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        out.append(line)
+    return "".join(out)
 
 
 def _terminated(document: str) -> str:
@@ -150,12 +165,14 @@ def remove_document(path: Path, number: int) -> None:
         write_atomically(path, remaining, private=_private(path))
 
 
-def put_document(path: Path, number: int | None, text: str, *, private: bool) -> None:
+def put_document(
+    path: Path, number: int | None, text: str, *, private: bool, keep_comments: bool = False
+) -> None:
     """Write `text` as document `number` of `path`, or as the whole file when None."""
     if number is None or not path.exists():
         write_atomically(path, document_body(text), private=private)
         return
-    updated = replace_document(_read(path), number, text)
+    updated = replace_document(_read(path), number, text, keep_comments=keep_comments)
     assert updated is not None
     write_atomically(path, updated, private=private or _private(path))
 

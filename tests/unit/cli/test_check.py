@@ -45,7 +45,7 @@ class CannedInstall(Install):
     def write_manifest(self, manifest: dict[str, Any], text: str) -> str:
         raise NotImplementedError
 
-    def apply(self, manifest: dict[str, Any], text: str) -> bool:
+    def apply(self, manifest: dict[str, Any], text: str, *, keep_comments: bool = False) -> bool:
         raise NotImplementedError
 
     def delete(self, kind: str, namespace: str, name: str) -> bool:

@@ -45,6 +45,18 @@ def test_replace_keeps_everything_else() -> None:
     assert out is not None and out.endswith("# about b\nkind: Upstream\nmetadata: {name: b}\n")
 
 
+def test_a_partial_change_keeps_the_documents_comment() -> None:
+    """`gwctl add route` and the like rewrite a document they changed part of: its leading
+    comment stays unless the new text brings one (`gwctl apply` replaces it as given)."""
+    new = "kind: Upstream\nmetadata: {name: b, namespace: x}\n"
+    out = replace_document(FILE, 2, new, keep_comments=True)
+    assert out == FILE.replace("metadata: {name: b}", "metadata: {name: b, namespace: x}")
+    out = replace_document(FILE, 2, "# new\n" + new, keep_comments=True)
+    assert out is not None and "# about b" not in out and "# new\n" in out
+    out = replace_document("kind: Upstream\nmetadata: {name: a}\n", 1, new, keep_comments=True)
+    assert out == new
+
+
 def test_remove_and_the_last_one_goes_with_its_file(tmp_path: Path) -> None:
     assert replace_document(FILE, 1, None) == "# shared header\n---   # the second\n# about b\n" + (
         "kind: Upstream\nmetadata: {name: b}\n"
