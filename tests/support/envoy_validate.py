@@ -23,7 +23,7 @@ def _data(message: Any) -> dict[str, Any]:
     # Through Envoy 1.40's fields (`protos.POOL`), which Envoy reads from the JSON: those in
     # `Any`s, and those a generated message carries as unknown fields (`protos.merge_added`).
     data: dict[str, Any] = json_format.MessageToDict(
-        protos.message(message), preserving_proto_field_name=True, descriptor_pool=protos.POOL
+        protos.readable(message), preserving_proto_field_name=True, descriptor_pool=protos.POOL
     )
     return data
 

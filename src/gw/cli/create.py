@@ -128,10 +128,7 @@ def secret_oauth(
     if not value:
         fail("client-secret not provided")
     manifest = secret_manifest(namespace, name, OAUTH_TYPE, {OAUTH_KEY: value})
-    parse_manifest(manifest)
-    create_resource(
-        manifest, dry_run, admin_url, lambda _: render_table(["Secret", "Type"], [[name, "OAuth"]])
-    )
+    create_secret(manifest, "OAuth", dry_run, admin_url)
 
 
 @secret_app.command("encryptionkey")
@@ -163,13 +160,7 @@ def secret_encryptionkey(
             f"(it is {len(value.encode())})"
         )
     manifest = secret_manifest(namespace, secret_name, ENCRYPTION_KEY_TYPE, {"key": value})
-    parse_manifest(manifest)
-    create_resource(
-        manifest,
-        dry_run,
-        admin_url,
-        lambda _: render_table(["Secret", "Type"], [[secret_name, "EncryptionKey"]]),
-    )
+    create_secret(manifest, "EncryptionKey", dry_run, admin_url)
 
 
 @secret_app.command("authcredentials")
@@ -197,13 +188,7 @@ def secret_authcredentials(
     manifest = secret_manifest(
         namespace, name, CREDENTIALS_TYPE, {"username": username, "password": value}
     )
-    parse_manifest(manifest)
-    create_resource(
-        manifest,
-        dry_run,
-        admin_url,
-        lambda _: render_table(["Secret", "Type"], [[name, "AccountCredentials"]]),
-    )
+    create_secret(manifest, "AccountCredentials", dry_run, admin_url)
 
 
 @secret_app.command("apikey")
@@ -243,13 +228,7 @@ def secret_apikey(
     manifest = secret_manifest(namespace, secret_name, APIKEY_TYPE, {APIKEY_KEY: value})
     if labels:
         manifest["metadata"]["labels"] = key_values(labels, "--apikey-labels")
-    parse_manifest(manifest)
-    create_resource(
-        manifest,
-        dry_run,
-        admin_url,
-        lambda _: render_table(["Secret", "Type"], [[secret_name, "ApiKey"]]),
-    )
+    create_secret(manifest, "ApiKey", dry_run, admin_url)
 
 
 @upstream_app.command("orch")
@@ -410,6 +389,21 @@ def virtualservice(
         dry_run,
         admin_url,
         lambda i: status_table(i, manifest, virtualservice_table),
+    )
+
+
+def create_secret(
+    manifest: dict[str, Any], shown_type: str, dry_run: bool, admin_url: str | None
+) -> None:
+    """Check a secret's manifest with the control plane's models, write it (or print it,
+    redacted, for --dry-run), and print its `SECRET | TYPE` table."""
+    parse_manifest(manifest)
+    name = manifest["metadata"]["name"]
+    create_resource(
+        manifest,
+        dry_run,
+        admin_url,
+        lambda _: render_table(["Secret", "Type"], [[name, shown_type]]),
     )
 
 

@@ -26,14 +26,12 @@ from gw.cli.create import (
     DryRun,
     Namespace,
     chosen_name,
-    create_resource,
+    create_secret,
     key_values,
-    parse_manifest,
     secret_app,
     secret_manifest,
 )
 from gw.cli.install import CONTROLLER_NAMESPACE
-from gw.cli.tables import render_table
 
 HEADER_TYPE = "gw.vendor.io/header"
 OPAQUE_TYPE = "Opaque"
@@ -77,7 +75,9 @@ def secret_header(
     if not text:
         fail("headers not provided: give --headers name=value,...")
     values = key_values(text, "--headers")
-    _create_secret(namespace, secret_name, HEADER_TYPE, values, "Header", dry_run, admin_url)
+    create_secret(
+        secret_manifest(namespace, secret_name, HEADER_TYPE, values), "Header", dry_run, admin_url
+    )
 
 
 @secret_app.command("aws")
@@ -108,7 +108,9 @@ def secret_aws(
     values = {AWS_ACCESS_KEY: access_key, AWS_SECRET_KEY: secret_value}
     if session_token:
         values[AWS_SESSION_TOKEN] = session_token
-    _create_secret(namespace, secret_name, OPAQUE_TYPE, values, "AWS", dry_run, admin_url)
+    create_secret(
+        secret_manifest(namespace, secret_name, OPAQUE_TYPE, values), "AWS", dry_run, admin_url
+    )
 
 
 @secret_app.command("azure")
@@ -132,23 +134,6 @@ def secret_azure(
     keys = key_values(api_keys, "--api-keys")
     document = yaml.safe_dump({"apiKeys": keys}, sort_keys=True)
     values = {AZURE_KEY: document}
-    _create_secret(namespace, secret_name, OPAQUE_TYPE, values, "Azure", dry_run, admin_url)
-
-
-def _create_secret(
-    namespace: str,
-    name: str,
-    kind: str,
-    values: dict[str, str],
-    shown_type: str,
-    dry_run: bool,
-    admin_url: str | None,
-) -> None:
-    manifest = secret_manifest(namespace, name, kind, values)
-    parse_manifest(manifest)
-    create_resource(
-        manifest,
-        dry_run,
-        admin_url,
-        lambda _: render_table(["Secret", "Type"], [[name, shown_type]]),
+    create_secret(
+        secret_manifest(namespace, secret_name, OPAQUE_TYPE, values), "Azure", dry_run, admin_url
     )

@@ -75,7 +75,7 @@ def message_to_data(message: Message) -> dict[str, Any]:
     fields the generated protos lack show too (a health check's `name`)."""
     data: dict[str, Any] = redact(
         json_format.MessageToDict(
-            protos.message(message), preserving_proto_field_name=True, descriptor_pool=protos.POOL
+            protos.readable(message), preserving_proto_field_name=True, descriptor_pool=protos.POOL
         )
     )
     return data

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gw.api.secret import HEADER_TYPE
-from gw.cli import upstream_secrets
+from gw.cli import create
 from gw.cli.gwctl import app
 from gw.translator.gateway import aws, azure
 
@@ -27,7 +27,7 @@ def written(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     def capture(manifest: dict[str, Any], *_: Any) -> None:
         out.append(manifest)
 
-    monkeypatch.setattr(upstream_secrets, "create_resource", capture)
+    monkeypatch.setattr(create, "create_resource", capture)
     return out
 
 
@@ -105,7 +105,7 @@ def test_dry_runs_redact_and_refusals_say_what_is_missing() -> None:
 
 def test_encryption_key_secret_holds_32_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """`create secret encryptionkey`: the key an OIDC cookie session's cipherConfig reads."""
-    from gw.cli import create
+
     from gw.translator.gateway.sessions import CIPHER_KEY_BYTES, ENCRYPTION_KEY
 
     captured: list[dict[str, Any]] = []

@@ -13,6 +13,7 @@ descriptors with those fields added (numbers and types as in Envoy 1.40's own pr
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -114,6 +115,36 @@ def _camel(name: str) -> str:
 
 
 POOL = descriptor_pool.DescriptorPool(descriptor_db=_Files())
+
+
+def readable(generated: Message) -> Message:
+    """`generated`, or its `POOL` copy when it may hold `_ADDED` fields as unknown fields
+    (`merge_added`), so that a view of it shows them; other messages are returned as they
+    are (copying every message would cost every dump a fifth more)."""
+    return message(generated) if _holds_added(generated.DESCRIPTOR.full_name) else generated
+
+
+@functools.cache
+def _holds_added(full_name: str) -> bool:
+    """Whether a message of this type contains, outside an `Any`, a message `_ADDED`
+    gives fields to."""
+    generated = descriptor_pool.Default()
+    added = {
+        f"{generated.FindFileByName(file).package}.{path}"
+        for file, paths in _ADDED.items()
+        for path in paths
+    }
+    seen: set[str] = set()
+    todo = [generated.FindMessageTypeByName(full_name)]
+    while todo:
+        descriptor = todo.pop()
+        if descriptor.full_name in added:
+            return True
+        if descriptor.full_name in seen or descriptor.full_name == "google.protobuf.Any":
+            continue
+        seen.add(descriptor.full_name)
+        todo += [f.message_type for f in descriptor.fields if f.message_type is not None]
+    return False
 
 
 def merge_added(generated: Message, **fields: object) -> None:

@@ -28,7 +28,7 @@ def build_session(
     cookie = _cookie_options(session.cookie_options or CookieOptions(), ctx)
     cipher_key = None
     if session.cipher_config is not None:
-        cipher_key = _cipher_key(session.cipher_config, session, ctx)
+        cipher_key = _cipher_key(session.cipher_config, ctx)
         if cipher_key is None:
             return None
     if session.redis is not None and session.store is not None:
@@ -39,7 +39,13 @@ def build_session(
         ctx.error(field, f"set either {redis_field} (Redis) or cookie, not both")
         return None
     if redis is None:
-        return _cookie_session(session, cookie, session_id_header, cipher_key or None, ctx)
+        return _cookie_session(session, cookie, session_id_header, cipher_key, ctx)
+    if cipher_key is not None:
+        ctx.warning(
+            f"{field}.cipherConfig",
+            "no effect with session.redis: the cookie holds only a session id, the tokens stay "
+            "in Redis; cipherConfig encrypts cookie sessions",
+        )
     store = _redis(redis, f"{field}.{redis_field}", ctx)
     header = redis.header_name or session_id_header
     if store is None or cookie is None or not _header_ok(redis, session_id_header, ctx):
@@ -54,9 +60,8 @@ def build_session(
     )
 
 
-def _cipher_key(cipher: CipherConfig, session: UserSession, ctx: StepContext) -> str | None:
-    """The cookie key (base64) of `cipherConfig`; "" when it has nothing to encrypt (a Redis
-    session, whose cookie holds only an id: a warning says so); None after an error."""
+def _cipher_key(cipher: CipherConfig, ctx: StepContext) -> str | None:
+    """The cookie key (base64) of `cipherConfig`; None after an error."""
     field = "session.cipherConfig"
     if cipher.key_ref is None:
         ctx.error(f"{field}.keyRef", "required: name the encryption key secret")
@@ -73,13 +78,6 @@ def _cipher_key(cipher: CipherConfig, session: UserSession, ctx: StepContext) ->
             f"the key must be {CIPHER_KEY_BYTES} bytes long, not {len(raw)}",
         )
         return None
-    if session.redis is not None or session.store is not None:
-        ctx.warning(
-            field,
-            "no effect with session.redis: the cookie holds only a session id, the tokens stay "
-            "in Redis; cipherConfig encrypts cookie sessions",
-        )
-        return ""
     return base64.b64encode(raw).decode()
 
 
